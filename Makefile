@@ -1,0 +1,56 @@
+# Strata — every set-up step a fresh machine with Go needs is behind these
+# targets: `make run` and `make test` (see README.md).
+
+GO        ?= go
+BIN       ?= bin
+# Flags for `make run`; e.g. make run RUN_FLAGS="--addr 127.0.0.1:9090".
+RUN_FLAGS ?=
+# Packages and flags for `make bench`.
+BENCH     ?= .
+BENCH_PKG ?= ./...
+GEN_TMP   := $(shell mktemp -u /tmp/strata-gen.XXXXXX)
+
+.PHONY: all deps generate build run test check bench clean
+
+all: build
+
+## deps: install the OS packages the project needs (apt-get, only when missing).
+deps:
+	@./scripts/deps.sh
+
+## generate: regenerate gen/ and the generated client in sdk/ from openapi/openapi.yaml.
+generate:
+	$(GO) generate ./gen/...
+
+## build: build bin/strata.
+build:
+	$(GO) build -o $(BIN)/strata ./cmd/strata
+
+## run: build and serve on the embedded defaults (http://127.0.0.1:8080, ./data).
+run: deps build
+	./$(BIN)/strata serve $(RUN_FLAGS)
+
+## test: run every test.
+test: deps
+	$(GO) test -count=1 -timeout 14m ./...
+
+## check: gofmt, go vet, and generated code in sync with openapi/openapi.yaml.
+check:
+	@unformatted=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	@mkdir -p $(GEN_TMP)
+	@$(GO) tool oapi-codegen -config openapi/server.cfg.yaml -o $(GEN_TMP)/server.gen.go openapi/openapi.yaml
+	@$(GO) tool oapi-codegen -config openapi/client.cfg.yaml -o $(GEN_TMP)/client.gen.go openapi/openapi.yaml
+	@diff -u gen/api/server.gen.go $(GEN_TMP)/server.gen.go >/dev/null && \
+	 diff -u sdk/client.gen.go $(GEN_TMP)/client.gen.go >/dev/null || \
+	 { echo "generated code is out of date: run make generate and commit"; rm -rf $(GEN_TMP); exit 1; }
+	@rm -rf $(GEN_TMP)
+	@echo "check: ok"
+
+## bench: run the benchmarks (BENCH=regexp BENCH_PKG=./impl/...).
+bench: deps
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count 6 $(BENCH_PKG)
+
+clean:
+	rm -rf $(BIN)

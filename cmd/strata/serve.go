@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stratahq/strata/impl/logging"
+	"github.com/stratahq/strata/impl/server"
+)
+
+func newServeCommand() *cobra.Command {
+	cfg := server.Defaults()
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the Strata server",
+		Long: "Run the Strata server. Every flag can also be set through the environment as\n" +
+			"STRATA_<FLAG> with dashes as underscores, e.g. STRATA_DATA_DIR; flags win.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return serve(cmd.Context(), cmd, cfg)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen address (host:port)")
+	f.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory for the control-plane store, keys and tenant data")
+	f.StringVar(&cfg.BaseURL, "base-url", cfg.BaseURL, "public base URL (default http://{addr})")
+	f.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn, error")
+	f.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log format: text or json")
+	f.StringSliceVar(&cfg.CORSOrigins, "cors-origins", cfg.CORSOrigins, "comma-separated browser origins allowed by CORS (* for any)")
+	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long in-flight requests may finish after SIGINT/SIGTERM")
+	return cmd
+}
+
+// serve runs the server until ctx is cancelled (SIGINT/SIGTERM), then lets
+// in-flight requests finish for up to cfg.ShutdownTimeout.
+func serve(ctx context.Context, cmd *cobra.Command, cfg server.Config) error {
+	logger, err := logging.New(cmd.ErrOrStderr(), cfg.LogLevel, cfg.LogFormat)
+	if err != nil {
+		return usageError{err}
+	}
+	app, err := server.New(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := app.Close(); err != nil {
+			logger.Error("close stores", "err", err)
+		}
+	}()
+	cfg = app.Config()
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	srv := app.HTTPServer()
+	logger.Info("strata listening", "addr", ln.Addr().String(), "base_url", cfg.BaseURL, "data_dir", cfg.DataDir, "pid", os.Getpid())
+	fmt.Fprintf(cmd.OutOrStdout(), "Strata is serving on http://%s (data in %s)\n", ln.Addr(), cfg.DataDir)
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+
+	select {
+	case err := <-serveErr:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		_ = srv.Close()
+		return fmt.Errorf("graceful shutdown: %w", err)
+	}
+	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	logger.Info("stopped")
+	return nil
+}

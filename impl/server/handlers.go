@@ -1,0 +1,48 @@
+package server
+
+import (
+	"context"
+	"time"
+
+	"github.com/stratahq/strata/gen/api"
+	"github.com/stratahq/strata/impl/apierrors"
+	"github.com/stratahq/strata/impl/store"
+)
+
+// handlers implements the generated strict server interface by embedding
+// one handler group per area.
+type handlers struct {
+	unimplemented
+	opsHandlers
+}
+
+// Compile-time proof that every operation of the contract has a method.
+var _ api.StrictServerInterface = (*handlers)(nil)
+
+func newHandlers(st store.Store) *handlers {
+	return &handlers{opsHandlers: opsHandlers{store: st}}
+}
+
+// readyTimeout bounds the readiness probe's store check, so that a wedged
+// store makes /readyz fail fast instead of hanging the prober.
+const readyTimeout = 2 * time.Second
+
+// opsHandlers answers the operational endpoints.
+type opsHandlers struct {
+	store store.Store
+}
+
+// GetHealth reports that the process is alive; it checks nothing else.
+func (opsHandlers) GetHealth(context.Context, api.GetHealthRequestObject) (api.GetHealthResponseObject, error) {
+	return api.GetHealth200JSONResponse{Status: api.HealthStatusOk}, nil
+}
+
+// GetReady reports whether the stores answer.
+func (h opsHandlers) GetReady(ctx context.Context, _ api.GetReadyRequestObject) (api.GetReadyResponseObject, error) {
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	if err := h.store.Ping(ctx); err != nil {
+		return nil, apierrors.ServiceUnavailable("control-plane store is not reachable").WithInternalError(err)
+	}
+	return api.GetReady200JSONResponse{Status: api.ReadyStatusOk, Checks: api.ReadyChecks{Store: api.ReadyChecksStoreOk}}, nil
+}

@@ -1,0 +1,181 @@
+// Package server wires Strata together: configuration → stores → services →
+// the generated strict handlers → one http.Handler with the shared
+// middleware of impl/httpx.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/rs/cors"
+
+	"github.com/stratahq/strata/gen/api"
+	"github.com/stratahq/strata/impl/apierrors"
+	"github.com/stratahq/strata/impl/httpx"
+	"github.com/stratahq/strata/impl/logging"
+	"github.com/stratahq/strata/impl/store"
+	"github.com/stratahq/strata/impl/store/sqlite"
+	"github.com/stratahq/strata/openapi"
+)
+
+// App is a configured Strata instance: its stores and its HTTP handler. It
+// has no listener, so tests serve it on their own.
+type App struct {
+	cfg     Config
+	logger  *slog.Logger
+	store   store.Store
+	handler http.Handler
+}
+
+// New opens the stores under cfg.DataDir and builds the HTTP handler.
+// Close releases what it opened. Every record logger receives with a
+// request's context carries the request id.
+func New(ctx context.Context, cfg Config, logger *slog.Logger) (*App, error) {
+	logger = logging.WithRequestIDs(logger)
+	cfg, err := cfg.normalize()
+	if err != nil {
+		return nil, err
+	}
+	st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, sqlite.FileName))
+	if err != nil {
+		return nil, fmt.Errorf("control-plane store: %w", err)
+	}
+	app := &App{cfg: cfg, logger: logger, store: st}
+	app.handler, err = app.buildHandler(ctx)
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	return app, nil
+}
+
+// Config returns the normalized configuration the app runs with.
+func (a *App) Config() Config { return a.cfg }
+
+// Handler returns the root HTTP handler.
+func (a *App) Handler() http.Handler { return a.handler }
+
+// HTTPServer returns an http.Server for the app, without an address; the
+// caller serves it on its listener.
+func (a *App) HTTPServer() *http.Server {
+	return &http.Server{
+		Handler:           a.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(a.logger.Handler(), slog.LevelWarn),
+	}
+}
+
+// Close releases the app's stores.
+func (a *App) Close() error {
+	return a.store.Close()
+}
+
+func (a *App) buildHandler(ctx context.Context) (http.Handler, error) {
+	doc, err := openapi.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	router, err := gorillamux.NewRouter(doc)
+	if err != nil {
+		return nil, fmt.Errorf("openapi router: %w", err)
+	}
+
+	registry := prometheus.NewRegistry()
+	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics, err := httpx.NewMetrics(registry)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+
+	mux := http.NewServeMux()
+	strict := api.NewStrictHandlerWithOptions(newHandlers(a.store), nil, api.StrictHTTPServerOptions{
+		RequestErrorHandlerFunc:  a.requestError,
+		ResponseErrorHandlerFunc: a.responseError,
+	})
+	api.HandlerWithOptions(strict, api.StdHTTPServerOptions{
+		BaseRouter:       mux,
+		ErrorHandlerFunc: a.requestError,
+	})
+	// Operations excluded from generation (openapi/server.cfg.yaml).
+	mux.Handle("GET /metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(a.logger.Handler(), slog.LevelError)}))
+	mux.HandleFunc("GET /openapi.yaml", serveSpec)
+	mux.HandleFunc("GET /api/content/events", func(w http.ResponseWriter, r *http.Request) {
+		apierrors.Write(w, r, a.logger, apierrors.NotImplemented("contentEvents"))
+	})
+	// Routing is decided by httpx.Route against the document; this only
+	// catches a disagreement between the two routers.
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		apierrors.Write(w, r, a.logger, apierrors.NotFound("no route for %s %s", r.Method, r.URL.Path))
+	})
+
+	return httpx.Chain(mux,
+		httpx.RequestID,
+		httpx.Observe(a.logger, metrics),
+		httpx.Recover(a.logger),
+		a.cors(),
+		httpx.Route(router, a.logger),
+		httpx.BodyLimit(a.logger),
+		httpx.Validate(a.logger),
+	), nil
+}
+
+// cors returns the CORS middleware, or nil (skipped by Chain) when no origin
+// is configured. Preflight requests are answered here, before routing.
+func (a *App) cors() httpx.Middleware {
+	if len(a.cfg.CORSOrigins) == 0 {
+		return nil
+	}
+	c := cors.New(cors.Options{
+		AllowedOrigins: a.cfg.CORSOrigins,
+		AllowedMethods: []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete, http.MethodHead},
+		AllowedHeaders: []string{"Authorization", "Content-Type", "X-Tenant-Id", "X-Request-Id", "Range",
+			"apikey", "X-Client-Info", "X-Supabase-Api-Version"},
+		ExposedHeaders: []string{"X-Request-Id", "Retry-After", "RateLimit-Limit", "RateLimit-Remaining",
+			"RateLimit-Reset", "Content-Range", "Accept-Ranges"},
+		MaxAge: 600,
+	})
+	return c.Handler
+}
+
+// requestError renders failures to decode a request (bad parameters, bad
+// JSON) as 400 validation_error, or 413 for an oversized body. Messages of
+// decoding errors are about the client's input, never about our internals.
+func (a *App) requestError(w http.ResponseWriter, r *http.Request, err error) {
+	var maxBytes *http.MaxBytesError
+	if errors.As(err, &maxBytes) {
+		apierrors.Write(w, r, a.logger, apierrors.PayloadTooLarge(maxBytes.Limit))
+		return
+	}
+	var syntaxErr *json.SyntaxError
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntaxErr):
+		apierrors.Write(w, r, a.logger, apierrors.Validation("invalid JSON body: %s", syntaxErr.Error()))
+	case errors.As(err, &typeErr):
+		apierrors.Write(w, r, a.logger, apierrors.Validation("invalid request body: field %q has the wrong type", typeErr.Field))
+	default:
+		apierrors.Write(w, r, a.logger, apierrors.Validation("invalid request: %s", err.Error()))
+	}
+}
+
+// responseError renders an error returned by a handler: API errors as they
+// are, anything else as a generic 500 with the cause only in the log.
+func (a *App) responseError(w http.ResponseWriter, r *http.Request, err error) {
+	apierrors.Write(w, r, a.logger, err)
+}
+
+func serveSpec(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/yaml")
+	_, _ = w.Write(openapi.Spec)
+}

@@ -1,0 +1,138 @@
+package server
+
+import (
+	"context"
+
+	"github.com/stratahq/strata/gen/api"
+	"github.com/stratahq/strata/impl/apierrors"
+)
+
+// unimplemented answers 501 not_implemented for every operation whose
+// implementation has not landed yet. When an area implements an operation,
+// delete its method here: the embedding in handlers then picks the real one
+// (two methods of the same name would not compile, so none is shadowed).
+type unimplemented struct{}
+
+func (unimplemented) GetJWKS(context.Context, api.GetJWKSRequestObject) (api.GetJWKSResponseObject, error) {
+	return nil, apierrors.NotImplemented("getJWKS")
+}
+
+func (unimplemented) Logout(context.Context, api.LogoutRequestObject) (api.LogoutResponseObject, error) {
+	return nil, apierrors.NotImplemented("logout")
+}
+
+func (unimplemented) ListPersonalAccessTokens(context.Context, api.ListPersonalAccessTokensRequestObject) (api.ListPersonalAccessTokensResponseObject, error) {
+	return nil, apierrors.NotImplemented("listPersonalAccessTokens")
+}
+
+func (unimplemented) CreatePersonalAccessToken(context.Context, api.CreatePersonalAccessTokenRequestObject) (api.CreatePersonalAccessTokenResponseObject, error) {
+	return nil, apierrors.NotImplemented("createPersonalAccessToken")
+}
+
+func (unimplemented) DeletePersonalAccessToken(context.Context, api.DeletePersonalAccessTokenRequestObject) (api.DeletePersonalAccessTokenResponseObject, error) {
+	return nil, apierrors.NotImplemented("deletePersonalAccessToken")
+}
+
+func (unimplemented) Signup(context.Context, api.SignupRequestObject) (api.SignupResponseObject, error) {
+	return nil, apierrors.NotImplemented("signup")
+}
+
+func (unimplemented) Token(context.Context, api.TokenRequestObject) (api.TokenResponseObject, error) {
+	return nil, apierrors.NotImplemented("token")
+}
+
+func (unimplemented) GetUser(context.Context, api.GetUserRequestObject) (api.GetUserResponseObject, error) {
+	return nil, apierrors.NotImplemented("getUser")
+}
+
+func (unimplemented) ListContent(context.Context, api.ListContentRequestObject) (api.ListContentResponseObject, error) {
+	return nil, apierrors.NotImplemented("listContent")
+}
+
+func (unimplemented) ListFolders(context.Context, api.ListFoldersRequestObject) (api.ListFoldersResponseObject, error) {
+	return nil, apierrors.NotImplemented("listFolders")
+}
+
+func (unimplemented) CreateFolder(context.Context, api.CreateFolderRequestObject) (api.CreateFolderResponseObject, error) {
+	return nil, apierrors.NotImplemented("createFolder")
+}
+
+func (unimplemented) DeleteFolder(context.Context, api.DeleteFolderRequestObject) (api.DeleteFolderResponseObject, error) {
+	return nil, apierrors.NotImplemented("deleteFolder")
+}
+
+func (unimplemented) UpdateFolder(context.Context, api.UpdateFolderRequestObject) (api.UpdateFolderResponseObject, error) {
+	return nil, apierrors.NotImplemented("updateFolder")
+}
+
+func (unimplemented) CreateNote(context.Context, api.CreateNoteRequestObject) (api.CreateNoteResponseObject, error) {
+	return nil, apierrors.NotImplemented("createNote")
+}
+
+func (unimplemented) UploadPhoto(context.Context, api.UploadPhotoRequestObject) (api.UploadPhotoResponseObject, error) {
+	return nil, apierrors.NotImplemented("uploadPhoto")
+}
+
+func (unimplemented) SearchContent(context.Context, api.SearchContentRequestObject) (api.SearchContentResponseObject, error) {
+	return nil, apierrors.NotImplemented("searchContent")
+}
+
+func (unimplemented) UploadVoiceNote(context.Context, api.UploadVoiceNoteRequestObject) (api.UploadVoiceNoteResponseObject, error) {
+	return nil, apierrors.NotImplemented("uploadVoiceNote")
+}
+
+func (unimplemented) DeleteContent(context.Context, api.DeleteContentRequestObject) (api.DeleteContentResponseObject, error) {
+	return nil, apierrors.NotImplemented("deleteContent")
+}
+
+func (unimplemented) GetContent(context.Context, api.GetContentRequestObject) (api.GetContentResponseObject, error) {
+	return nil, apierrors.NotImplemented("getContent")
+}
+
+func (unimplemented) UpdateContent(context.Context, api.UpdateContentRequestObject) (api.UpdateContentResponseObject, error) {
+	return nil, apierrors.NotImplemented("updateContent")
+}
+
+func (unimplemented) GetContentMedia(context.Context, api.GetContentMediaRequestObject) (api.GetContentMediaResponseObject, error) {
+	return nil, apierrors.NotImplemented("getContentMedia")
+}
+
+func (unimplemented) ListRelated(context.Context, api.ListRelatedRequestObject) (api.ListRelatedResponseObject, error) {
+	return nil, apierrors.NotImplemented("listRelated")
+}
+
+func (unimplemented) ListConnectorTypes(context.Context, api.ListConnectorTypesRequestObject) (api.ListConnectorTypesResponseObject, error) {
+	return nil, apierrors.NotImplemented("listConnectorTypes")
+}
+
+func (unimplemented) ListConnectors(context.Context, api.ListConnectorsRequestObject) (api.ListConnectorsResponseObject, error) {
+	return nil, apierrors.NotImplemented("listConnectors")
+}
+
+func (unimplemented) CreateConnector(context.Context, api.CreateConnectorRequestObject) (api.CreateConnectorResponseObject, error) {
+	return nil, apierrors.NotImplemented("createConnector")
+}
+
+func (unimplemented) DeleteConnector(context.Context, api.DeleteConnectorRequestObject) (api.DeleteConnectorResponseObject, error) {
+	return nil, apierrors.NotImplemented("deleteConnector")
+}
+
+func (unimplemented) UpdateConnector(context.Context, api.UpdateConnectorRequestObject) (api.UpdateConnectorResponseObject, error) {
+	return nil, apierrors.NotImplemented("updateConnector")
+}
+
+func (unimplemented) RunQuery(context.Context, api.RunQueryRequestObject) (api.RunQueryResponseObject, error) {
+	return nil, apierrors.NotImplemented("runQuery")
+}
+
+func (unimplemented) GetSchema(context.Context, api.GetSchemaRequestObject) (api.GetSchemaResponseObject, error) {
+	return nil, apierrors.NotImplemented("getSchema")
+}
+
+func (unimplemented) StartSync(context.Context, api.StartSyncRequestObject) (api.StartSyncResponseObject, error) {
+	return nil, apierrors.NotImplemented("startSync")
+}
+
+func (unimplemented) GetSyncJob(context.Context, api.GetSyncJobRequestObject) (api.GetSyncJobResponseObject, error) {
+	return nil, apierrors.NotImplemented("getSyncJob")
+}
