@@ -40,8 +40,11 @@ check:
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	@mkdir -p $(GEN_TMP)
-	@$(GO) tool oapi-codegen -config openapi/server.cfg.yaml -o $(GEN_TMP)/server.gen.go openapi/openapi.yaml
-	@$(GO) tool oapi-codegen -config openapi/client.cfg.yaml -o $(GEN_TMP)/client.gen.go openapi/openapi.yaml
+	@# oapi-codegen's -o does not override a config's output, so generate from copies that point into $(GEN_TMP).
+	@sed 's#^output:.*#output: $(GEN_TMP)/server.gen.go#' openapi/server.cfg.yaml > $(GEN_TMP)/server.cfg.yaml
+	@sed 's#^output:.*#output: $(GEN_TMP)/client.gen.go#' openapi/client.cfg.yaml > $(GEN_TMP)/client.cfg.yaml
+	@$(GO) tool oapi-codegen -config $(GEN_TMP)/server.cfg.yaml openapi/openapi.yaml
+	@$(GO) tool oapi-codegen -config $(GEN_TMP)/client.cfg.yaml openapi/openapi.yaml
 	@diff -u gen/api/server.gen.go $(GEN_TMP)/server.gen.go >/dev/null && \
 	 diff -u sdk/client.gen.go $(GEN_TMP)/client.gen.go >/dev/null || \
 	 { echo "generated code is out of date: run make generate and commit"; rm -rf $(GEN_TMP); exit 1; }
