@@ -155,13 +155,15 @@ func From(err error) *Error {
 	return Internal(err)
 }
 
-// Write renders err as the JSON error body and logs it: 5xx at error level
-// with the cause, 429 at warn, the rest at info. The logger should carry the
+// Write renders err as the JSON error body and logs it: 5xx (but 501) at
+// error level with the cause, 429 at warn, the rest at info. The logger should carry the
 // request id (see httpx).
 func Write(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err error) {
 	e := From(err)
 	level := slog.LevelInfo
 	switch {
+	case e.StatusCode == http.StatusNotImplemented:
+		// Expected while an operation has not landed: not an operator's problem.
 	case e.StatusCode >= 500:
 		level = slog.LevelError
 	case e.StatusCode == http.StatusTooManyRequests:
