@@ -11,8 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"strconv"
+	"time"
 )
 
 // Code is a machine-readable error code, sent in the "error" field.
@@ -134,6 +136,23 @@ func Internal(cause error) *Error {
 // implementation has not landed yet.
 func NotImplemented(operation string) *Error {
 	return New(http.StatusNotImplemented, CodeNotImplemented, "%s is not implemented yet", operation)
+}
+
+// RateLimited is 429 RATE_LIMITED with the headers of DECISIONS.md: the
+// quota (RateLimit-Limit), nothing left (RateLimit-Remaining: 0) and the
+// whole seconds until a retry can succeed (Retry-After, RateLimit-Reset).
+func RateLimited(limit int, retryAfter time.Duration, format string, args ...any) *Error {
+	secs := int(math.Ceil(retryAfter.Seconds()))
+	if secs < 1 {
+		secs = 1
+	}
+	e := New(http.StatusTooManyRequests, CodeRateLimited, format, args...)
+	e.Header = http.Header{}
+	e.Header.Set("Retry-After", strconv.Itoa(secs))
+	e.Header.Set("RateLimit-Limit", strconv.Itoa(limit))
+	e.Header.Set("RateLimit-Remaining", "0")
+	e.Header.Set("RateLimit-Reset", strconv.Itoa(secs))
+	return e
 }
 
 // ServiceUnavailable is 503 service_unavailable.

@@ -30,6 +30,7 @@ func Chain(h http.Handler, mws ...Middleware) http.Handler {
 // requestState is what the outer middlewares learn about a request while
 // the inner ones run: the route template and operation, once resolved.
 type requestState struct {
+	clientIP    string
 	route       string
 	operationID string
 	match       *routers.Route
@@ -61,6 +62,15 @@ func RouteFrom(ctx context.Context) (*routers.Route, map[string]string) {
 func OperationID(ctx context.Context) string {
 	if s := stateFrom(ctx); s != nil {
 		return s.operationID
+	}
+	return ""
+}
+
+// ClientIP returns the address of the peer that sent the request (the
+// connection's remote address; proxies are not trusted).
+func ClientIP(ctx context.Context) string {
+	if s := stateFrom(ctx); s != nil {
+		return s.clientIP
 	}
 	return ""
 }

@@ -48,7 +48,7 @@ func Observe(logger *slog.Logger, metrics *Metrics) Middleware {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
-			state := &requestState{route: unmatchedRoute}
+			state := &requestState{route: unmatchedRoute, clientIP: remoteIP(r.RemoteAddr)}
 			rw := &responseRecorder{ResponseWriter: w}
 			next.ServeHTTP(rw, r.WithContext(withState(r.Context(), state)))
 			elapsed := time.Since(start)
@@ -122,3 +122,11 @@ func (rw *responseRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (rw *responseRecorder) Unwrap() http.ResponseWriter { return rw.ResponseWriter }
+
+func remoteIP(addr string) string {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	return host
+}

@@ -29,7 +29,25 @@ type Config struct {
 	// ShutdownTimeout bounds how long in-flight requests may run after a
 	// shutdown signal.
 	ShutdownTimeout time.Duration
+
+	// JWKSURL is an external identity provider's JWKS; its ES256/RS256
+	// tokens are then accepted too.
+	JWKSURL string
+	// JWTSecret enables legacy HS256 tokens signed with this secret.
+	JWTSecret string
+	// JWTIssuers are the issuers accepted on external (JWKS or HS256)
+	// tokens; default: our own issuer.
+	JWTIssuers []string
+	// DisableSignup switches POST /api/auth/v1/signup off.
+	DisableSignup bool
+	// Now is the clock (tests); default time.Now.
+	Now func() time.Time
+	// BcryptCost overrides the password hashing cost (tests lower it).
+	BcryptCost int
 }
+
+// Issuer is the "iss" of the tokens the server issues.
+func (c Config) Issuer() string { return c.BaseURL + "/api/auth/v1" }
 
 // Defaults returns the embedded defaults: everything `make run` needs.
 func Defaults() Config {
@@ -74,6 +92,17 @@ func (c Config) normalize() (Config, error) {
 		return c, fmt.Errorf("--data-dir %q: %w", c.DataDir, err)
 	}
 	c.DataDir = abs
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.JWKSURL != "" {
+		if u, err := url.Parse(c.JWKSURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return c, fmt.Errorf("--jwks-url %q: want an absolute http(s) URL", c.JWKSURL)
+		}
+	}
+	if c.JWTSecret != "" && len(c.JWTSecret) < 32 {
+		return c, errors.New("--jwt-secret: at least 32 characters")
+	}
 	for _, o := range c.CORSOrigins {
 		if o == "*" {
 			continue

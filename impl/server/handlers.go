@@ -6,6 +6,7 @@ import (
 
 	"github.com/stratahq/strata/gen/api"
 	"github.com/stratahq/strata/impl/apierrors"
+	"github.com/stratahq/strata/impl/auth"
 	"github.com/stratahq/strata/impl/store"
 )
 
@@ -14,13 +15,14 @@ import (
 type handlers struct {
 	unimplemented
 	opsHandlers
+	*auth.Handlers
 }
 
 // Compile-time proof that every operation of the contract has a method.
 var _ api.StrictServerInterface = (*handlers)(nil)
 
-func newHandlers(st store.Store) *handlers {
-	return &handlers{opsHandlers: opsHandlers{store: st}}
+func newHandlers(st store.Store, authSvc *auth.Service) *handlers {
+	return &handlers{opsHandlers: opsHandlers{store: st}, Handlers: auth.NewHandlers(authSvc)}
 }
 
 // readyTimeout bounds the readiness probe's store check, so that a wedged

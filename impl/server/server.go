@@ -21,10 +21,12 @@ import (
 
 	"github.com/stratahq/strata/gen/api"
 	"github.com/stratahq/strata/impl/apierrors"
+	"github.com/stratahq/strata/impl/auth"
 	"github.com/stratahq/strata/impl/httpx"
 	"github.com/stratahq/strata/impl/logging"
 	"github.com/stratahq/strata/impl/store"
 	"github.com/stratahq/strata/impl/store/sqlite"
+	"github.com/stratahq/strata/impl/tenancy"
 	"github.com/stratahq/strata/openapi"
 )
 
@@ -34,6 +36,8 @@ type App struct {
 	cfg     Config
 	logger  *slog.Logger
 	store   store.Store
+	auth    *auth.Service
+	limiter *tenancy.Limiter
 	handler http.Handler
 }
 
@@ -50,14 +54,30 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("control-plane store: %w", err)
 	}
-	app := &App{cfg: cfg, logger: logger, store: st}
-	app.handler, err = app.buildHandler(ctx)
+	app := &App{cfg: cfg, logger: logger, store: st, limiter: tenancy.NewLimiter(cfg.Now)}
+	app.auth, err = auth.New(ctx, st, auth.Config{
+		Issuer:          cfg.Issuer(),
+		JWTSecret:       []byte(cfg.JWTSecret),
+		JWKSURL:         cfg.JWKSURL,
+		ExternalIssuers: cfg.JWTIssuers,
+		DisableSignup:   cfg.DisableSignup,
+		BcryptCost:      cfg.BcryptCost,
+		Now:             cfg.Now,
+	}, logger)
 	if err != nil {
 		_ = st.Close()
+		return nil, fmt.Errorf("auth: %w", err)
+	}
+	app.handler, err = app.buildHandler(ctx)
+	if err != nil {
+		_ = app.Close()
 		return nil, err
 	}
 	return app, nil
 }
+
+// Auth returns the authentication service (admin commands, tests).
+func (a *App) Auth() *auth.Service { return a.auth }
 
 // Config returns the normalized configuration the app runs with.
 func (a *App) Config() Config { return a.cfg }
@@ -76,9 +96,9 @@ func (a *App) HTTPServer() *http.Server {
 	}
 }
 
-// Close releases the app's stores.
+// Close stops background work and releases the app's stores.
 func (a *App) Close() error {
-	return a.store.Close()
+	return errors.Join(a.auth.Close(context.Background()), a.store.Close())
 }
 
 func (a *App) buildHandler(ctx context.Context) (http.Handler, error) {
@@ -99,7 +119,7 @@ func (a *App) buildHandler(ctx context.Context) (http.Handler, error) {
 	}
 
 	mux := http.NewServeMux()
-	strict := api.NewStrictHandlerWithOptions(newHandlers(a.store), nil, api.StrictHTTPServerOptions{
+	strict := api.NewStrictHandlerWithOptions(newHandlers(a.store, a.auth), nil, api.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  a.requestError,
 		ResponseErrorHandlerFunc: a.responseError,
 	})
@@ -126,6 +146,8 @@ func (a *App) buildHandler(ctx context.Context) (http.Handler, error) {
 		a.cors(),
 		httpx.Route(router, a.logger),
 		httpx.BodyLimit(a.logger),
+		a.auth.Middleware(a.logger),
+		a.limiter.Middleware(a.logger),
 		httpx.Validate(a.logger),
 	), nil
 }

@@ -12,6 +12,9 @@ import (
 	"sync"
 	"testing"
 
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/stratahq/strata/impl/principal"
 	"github.com/stratahq/strata/impl/server"
 	"github.com/stratahq/strata/openapi"
 )
@@ -37,10 +40,16 @@ func (b *syncBuffer) String() string {
 // newTestServer serves a real app, built exactly as in production, on an
 // httptest listener with a fresh data dir.
 func newTestServer(t *testing.T, mutate func(*server.Config)) (*httptest.Server, *syncBuffer) {
+	srv, logs, _ := newTestApp(t, mutate)
+	return srv, logs
+}
+
+func newTestApp(t *testing.T, mutate func(*server.Config)) (*httptest.Server, *syncBuffer, *server.App) {
 	t.Helper()
 	logs := &syncBuffer{}
 	cfg := server.Defaults()
 	cfg.DataDir = t.TempDir()
+	cfg.BcryptCost = bcrypt.MinCost
 	if mutate != nil {
 		mutate(&cfg)
 	}
@@ -53,7 +62,34 @@ func newTestServer(t *testing.T, mutate func(*server.Config)) (*httptest.Server,
 		srv.Close()
 		_ = app.Close()
 	})
-	return srv, logs
+	return srv, logs, app
+}
+
+// signIn creates a tenant and a user through the service and signs in over
+// HTTP, returning the access token and the tenant id.
+func signIn(t *testing.T, srv *httptest.Server, app *server.App) (token, tenant string) {
+	t.Helper()
+	ctx := context.Background()
+	tn, err := app.Auth().CreateTenant(ctx, "Scenario Co", principal.TierPro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := app.Auth().CreateUser(ctx, tn.ID, "scenario@example.com", "correct horse"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := srv.Client().Post(srv.URL+"/api/auth/v1/token?grant_type=password", "application/json",
+		strings.NewReader(`{"email":"scenario@example.com","password":"correct horse"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var session struct {
+		AccessToken string `json:"access_token"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&session); err != nil || resp.StatusCode != 200 || session.AccessToken == "" {
+		t.Fatalf("sign in: %d %v", resp.StatusCode, err)
+	}
+	return session.AccessToken, tn.ID.String()
 }
 
 type errorBody struct {
@@ -64,11 +100,13 @@ type errorBody struct {
 
 func TestScenarios(t *testing.T) {
 	t.Parallel()
-	srv, _ := newTestServer(t, nil)
+	srv, _, app := newTestApp(t, nil)
+	token, tenant := signIn(t, srv, app)
 	big := `{"email":"` + strings.Repeat("a", 1<<20) + `"}`
 
 	scenarios := []struct {
 		name        string
+		signedIn    bool // send the bearer token and X-Tenant-Id
 		method      string
 		path        string
 		header      map[string]string
@@ -106,19 +144,24 @@ func TestScenarios(t *testing.T) {
 		{name: "missing required query parameter", method: "POST", path: "/api/auth/v1/token",
 			header: map[string]string{"Content-Type": "application/json"}, body: `{}`, wantStatus: 400, wantCode: "validation_error",
 			wantContent: []string{"grant_type"}},
-		{name: "out-of-range query parameter names it", method: "GET", path: "/api/content?limit=101", wantStatus: 400, wantCode: "validation_error",
+		{name: "out-of-range query parameter names it", signedIn: true, method: "GET", path: "/api/content?limit=101", wantStatus: 400, wantCode: "validation_error",
 			wantContent: []string{"limit"}},
-		{name: "malformed uuid path parameter", method: "GET", path: "/api/content/not-a-uuid", wantStatus: 400, wantCode: "validation_error",
+		{name: "malformed uuid path parameter", signedIn: true, method: "GET", path: "/api/content/not-a-uuid", wantStatus: 400, wantCode: "validation_error",
 			wantContent: []string{"id"}},
-		{name: "out-of-range body field names it", method: "POST", path: "/api/data-platform/query",
+		{name: "out-of-range body field names it", signedIn: true, method: "POST", path: "/api/data-platform/query",
 			header: map[string]string{"Content-Type": "application/json"}, body: `{"sql":"select 1","maxRows":100001}`,
 			wantStatus: 400, wantCode: "validation_error", wantContent: []string{"maxRows"}, notContent: []string{"100001"}},
-		{name: "unknown body field", method: "POST", path: "/api/data-platform/query",
+		{name: "unknown body field", signedIn: true, method: "POST", path: "/api/data-platform/query",
 			header: map[string]string{"Content-Type": "application/json"}, body: `{"sql":"select 1","nope":1}`,
 			wantStatus: 400, wantCode: "validation_error", wantContent: []string{"nope"}},
-		{name: "not implemented yet", method: "POST", path: "/api/data-platform/query",
+		{name: "not implemented yet", signedIn: true, method: "POST", path: "/api/data-platform/query",
 			header: map[string]string{"Content-Type": "application/json"}, body: `{"sql":"select 1"}`,
 			wantStatus: 501, wantCode: "not_implemented"},
+		{name: "no token", method: "GET", path: "/api/content", wantStatus: 401, wantCode: "UNAUTHENTICATED",
+			wantHeader: map[string]string{"WWW-Authenticate": `Bearer realm="strata"`}},
+		{name: "authentication before validation", method: "GET", path: "/api/content?limit=0", wantStatus: 401, wantCode: "UNAUTHENTICATED"},
+		{name: "body size before authentication", method: "POST", path: "/api/data-platform/query",
+			header: map[string]string{"Content-Type": "application/json"}, body: big, wantStatus: 413, wantCode: "payload_too_large"},
 		{name: "request id is echoed", method: "GET", path: "/healthz", header: map[string]string{"X-Request-Id": "abc-123"},
 			wantStatus: 200, wantHeader: map[string]string{"X-Request-Id": "abc-123"}},
 	}
@@ -135,6 +178,10 @@ func TestScenarios(t *testing.T) {
 			}
 			for k, v := range sc.header {
 				req.Header.Set(k, v)
+			}
+			if sc.signedIn {
+				req.Header.Set("Authorization", "Bearer "+token)
+				req.Header.Set("X-Tenant-Id", tenant)
 			}
 			resp, err := srv.Client().Do(req)
 			if err != nil {

@@ -13,38 +13,6 @@ import (
 // (two methods of the same name would not compile, so none is shadowed).
 type unimplemented struct{}
 
-func (unimplemented) GetJWKS(context.Context, api.GetJWKSRequestObject) (api.GetJWKSResponseObject, error) {
-	return nil, apierrors.NotImplemented("getJWKS")
-}
-
-func (unimplemented) Logout(context.Context, api.LogoutRequestObject) (api.LogoutResponseObject, error) {
-	return nil, apierrors.NotImplemented("logout")
-}
-
-func (unimplemented) ListPersonalAccessTokens(context.Context, api.ListPersonalAccessTokensRequestObject) (api.ListPersonalAccessTokensResponseObject, error) {
-	return nil, apierrors.NotImplemented("listPersonalAccessTokens")
-}
-
-func (unimplemented) CreatePersonalAccessToken(context.Context, api.CreatePersonalAccessTokenRequestObject) (api.CreatePersonalAccessTokenResponseObject, error) {
-	return nil, apierrors.NotImplemented("createPersonalAccessToken")
-}
-
-func (unimplemented) DeletePersonalAccessToken(context.Context, api.DeletePersonalAccessTokenRequestObject) (api.DeletePersonalAccessTokenResponseObject, error) {
-	return nil, apierrors.NotImplemented("deletePersonalAccessToken")
-}
-
-func (unimplemented) Signup(context.Context, api.SignupRequestObject) (api.SignupResponseObject, error) {
-	return nil, apierrors.NotImplemented("signup")
-}
-
-func (unimplemented) Token(context.Context, api.TokenRequestObject) (api.TokenResponseObject, error) {
-	return nil, apierrors.NotImplemented("token")
-}
-
-func (unimplemented) GetUser(context.Context, api.GetUserRequestObject) (api.GetUserResponseObject, error) {
-	return nil, apierrors.NotImplemented("getUser")
-}
-
 func (unimplemented) ListContent(context.Context, api.ListContentRequestObject) (api.ListContentResponseObject, error) {
 	return nil, apierrors.NotImplemented("listContent")
 }

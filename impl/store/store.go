@@ -9,9 +9,12 @@ import (
 	"errors"
 )
 
-// Store is the control-plane store. Later capabilities (tenants, users,
-// sessions, connectors, jobs, content) add their repositories here.
+// Store is the control-plane store: one repository interface per area,
+// each in its own file. Later capabilities (connectors, jobs, content) add
+// theirs here.
 type Store interface {
+	AuthStore
+
 	// Ping checks that the store is reachable and usable; /readyz calls it.
 	Ping(ctx context.Context) error
 	// SchemaVersion returns the version of the newest applied migration.
