@@ -26,9 +26,10 @@ generate:
 build:
 	$(GO) build -o $(BIN)/strata ./cmd/strata
 
-## run: build and serve on the embedded defaults (http://127.0.0.1:8080, ./data).
+## run: build and serve on the embedded defaults (http://127.0.0.1:8080, ./data),
+## creating a demo tenant and user on an empty store and printing how to log in.
 run: deps build
-	./$(BIN)/strata serve $(RUN_FLAGS)
+	./$(BIN)/strata serve --demo $(RUN_FLAGS)
 
 ## test: run every test.
 test: deps

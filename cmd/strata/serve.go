@@ -16,6 +16,7 @@ import (
 
 func newServeCommand() *cobra.Command {
 	cfg := server.Defaults()
+	var demo bool
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the Strata server",
@@ -23,7 +24,7 @@ func newServeCommand() *cobra.Command {
 			"STRATA_<FLAG> with dashes as underscores, e.g. STRATA_DATA_DIR; flags win.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return serve(cmd.Context(), cmd, cfg)
+			return serve(cmd.Context(), cmd, cfg, demo)
 		},
 	}
 	f := cmd.Flags()
@@ -34,12 +35,17 @@ func newServeCommand() *cobra.Command {
 	f.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log format: text or json")
 	f.StringSliceVar(&cfg.CORSOrigins, "cors-origins", cfg.CORSOrigins, "comma-separated browser origins allowed by CORS (* for any)")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long in-flight requests may finish after SIGINT/SIGTERM")
+	f.StringVar(&cfg.JWKSURL, "jwks-url", "", "JWKS URL of an external identity provider whose ES256/RS256 tokens are also accepted")
+	f.StringVar(&cfg.JWTSecret, "jwt-secret", "", "accept legacy HS256 tokens signed with this secret (at least 32 characters)")
+	f.StringSliceVar(&cfg.JWTIssuers, "jwt-issuer", nil, "issuers accepted on external (JWKS or HS256) tokens (default: this server's issuer)")
+	f.BoolVar(&cfg.DisableSignup, "disable-signup", false, "switch off POST /api/auth/v1/signup")
+	f.BoolVar(&demo, "demo", false, "on an empty store, create a demo tenant and user and print how to log in")
 	return cmd
 }
 
 // serve runs the server until ctx is cancelled (SIGINT/SIGTERM), then lets
 // in-flight requests finish for up to cfg.ShutdownTimeout.
-func serve(ctx context.Context, cmd *cobra.Command, cfg server.Config) error {
+func serve(ctx context.Context, cmd *cobra.Command, cfg server.Config, demo bool) error {
 	logger, err := logging.New(cmd.ErrOrStderr(), cfg.LogLevel, cfg.LogFormat)
 	if err != nil {
 		return usageError{err}
@@ -62,6 +68,12 @@ func serve(ctx context.Context, cmd *cobra.Command, cfg server.Config) error {
 	srv := app.HTTPServer()
 	logger.Info("strata listening", "addr", ln.Addr().String(), "base_url", cfg.BaseURL, "data_dir", cfg.DataDir, "pid", os.Getpid())
 	fmt.Fprintf(cmd.OutOrStdout(), "Strata is serving on http://%s (data in %s)\n", ln.Addr(), cfg.DataDir)
+	if demo {
+		if err := ensureDemo(ctx, app, cmd.OutOrStdout()); err != nil {
+			_ = ln.Close()
+			return fmt.Errorf("demo account: %w", err)
+		}
+	}
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()

@@ -82,7 +82,7 @@ func userBody(u store.User, t store.Tenant) api.User {
 		meta = map[string]any{}
 	}
 	return api.User{ID: u.ID, Aud: Audience, Role: "authenticated", Email: openapi_types.Email(u.Email),
-		AppMetadata: api.UserAppMetadata{Provider: "email", TenantID: t.ID, Tier: api.UserAppMetadataTier(t.Tier)},
+		AppMetadata:  api.UserAppMetadata{Provider: "email", TenantID: t.ID, Tier: api.UserAppMetadataTier(t.Tier)},
 		UserMetadata: meta, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
 }
 

@@ -200,3 +200,13 @@ func (k *Keyring) JWKS(ctx context.Context) jwk.Set {
 	defer k.mu.RUnlock()
 	return k.jwks
 }
+
+// RotateKeys adds a new signing key to the service's store (see the package
+// function RotateKeys) and reloads the keyring.
+func (s *Service) RotateKeys(ctx context.Context, now time.Time, keep time.Duration) (string, error) {
+	kid, err := RotateKeys(ctx, s.store, now, keep)
+	if err != nil {
+		return "", err
+	}
+	return kid, s.keys.reload(ctx)
+}

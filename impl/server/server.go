@@ -76,6 +76,9 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*App, error) {
 	return app, nil
 }
 
+// Store returns the control-plane store (admin commands, tests).
+func (a *App) Store() store.Store { return a.store }
+
 // Auth returns the authentication service (admin commands, tests).
 func (a *App) Auth() *auth.Service { return a.auth }
 
