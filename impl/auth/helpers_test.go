@@ -42,13 +42,13 @@ func (c *clock) Advance(d time.Duration) {
 
 // env is a real server on an httptest listener with a controllable clock.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	srv   *httptest.Server
 	app   *server.App
 	clock *clock
 }
 
-func newEnv(t *testing.T, mutate func(*server.Config)) *env {
+func newEnv(t testing.TB, mutate func(*server.Config)) *env {
 	t.Helper()
 	c := newClock()
 	cfg := server.Defaults()

@@ -310,21 +310,21 @@ func TestVerificationRefusesForgedAndBrokenTokens(t *testing.T) {
 	otherKey, _ := ecdsaKey()
 
 	cases := map[string]string{
-		"alg none":                       seg(map[string]any{"alg": "none", "kid": kid, "typ": "JWT"}) + "." + seg(claims) + ".",
-		"HS256 with the public JWK":      forge(t, jwa.HS256(), pubJSON, kid, claims),
-		"HS256 with the public key DER":  forge(t, jwa.HS256(), pubDER, kid, claims),
+		"alg none":                        seg(map[string]any{"alg": "none", "kid": kid, "typ": "JWT"}) + "." + seg(claims) + ".",
+		"HS256 with the public JWK":       forge(t, jwa.HS256(), pubJSON, kid, claims),
+		"HS256 with the public key DER":   forge(t, jwa.HS256(), pubDER, kid, claims),
 		"HS256 without configured secret": forge(t, jwa.HS256(), []byte(secret), "", claims),
-		"stripped signature":             parts[0] + "." + parts[1] + ".",
-		"tampered payload":               parts[0] + "." + seg(with("tenant_id", "00000000-0000-4000-8000-000000000000")) + "." + parts[2],
-		"wrong audience":                 forge(t, jwa.ES256(), key, kid, with("aud", "service_role")),
-		"wrong issuer":                   forge(t, jwa.ES256(), key, kid, with("iss", "https://evil.example.com/auth/v1")),
-		"unknown kid":                    forge(t, jwa.ES256(), key, "no-such-kid", claims),
-		"signed by another key":          forge(t, jwa.ES256(), otherKey, kid, claims),
-		"no exp":                         forge(t, jwa.ES256(), key, kid, with("exp", nil)),
-		"unknown tenant":                 forge(t, jwa.ES256(), key, kid, with("tenant_id", "00000000-0000-4000-8000-000000000000")),
-		"not before in the future":       forge(t, jwa.ES256(), key, kid, with("nbf", e.clock.Now().Add(10*time.Minute).Unix())),
-		"garbage":                        "not.a.jwt",
-		"empty segments":                 "..",
+		"stripped signature":              parts[0] + "." + parts[1] + ".",
+		"tampered payload":                parts[0] + "." + seg(with("tenant_id", "00000000-0000-4000-8000-000000000000")) + "." + parts[2],
+		"wrong audience":                  forge(t, jwa.ES256(), key, kid, with("aud", "service_role")),
+		"wrong issuer":                    forge(t, jwa.ES256(), key, kid, with("iss", "https://evil.example.com/auth/v1")),
+		"unknown kid":                     forge(t, jwa.ES256(), key, "no-such-kid", claims),
+		"signed by another key":           forge(t, jwa.ES256(), otherKey, kid, claims),
+		"no exp":                          forge(t, jwa.ES256(), key, kid, with("exp", nil)),
+		"unknown tenant":                  forge(t, jwa.ES256(), key, kid, with("tenant_id", "00000000-0000-4000-8000-000000000000")),
+		"not before in the future":        forge(t, jwa.ES256(), key, kid, with("nbf", e.clock.Now().Add(10*time.Minute).Unix())),
+		"garbage":                         "not.a.jwt",
+		"empty segments":                  "..",
 	}
 	for name, token := range cases {
 		r := e.call("GET", "/api/auth/v1/user", "", bearer(token)...)
@@ -491,7 +491,7 @@ func TestExternalJWKS(t *testing.T) {
 			t.Fatalf("external RS256 token: %d %s", r.status, r.body)
 		}
 		e.clock.Advance(11 * time.Second) // lets the unknown-kid refetch run again
-		time.Sleep(20 * time.Millisecond)  // polling interval
+		time.Sleep(20 * time.Millisecond) // polling interval
 	}
 	// Our issuer is not accepted on the IdP's keys, nor the IdP's on ours.
 	claims["iss"] = e.app.Config().Issuer()

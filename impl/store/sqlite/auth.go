@@ -443,7 +443,7 @@ func (s *Store) TouchPersonalAccessToken(ctx context.Context, id uuid.UUID, now 
 // SigningKeys implements store.AuthStore.
 func (s *Store) SigningKeys(ctx context.Context, now time.Time) ([]store.SigningKey, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT kid, alg, private_key, created_at, retire_after FROM signing_keys
-		WHERE retire_after IS NULL OR retire_after > ? ORDER BY created_at DESC, kid DESC`, fmtTime(now))
+		WHERE retire_after IS NULL OR retire_after > ? ORDER BY created_at DESC, rowid DESC`, fmtTime(now))
 	if err != nil {
 		return nil, fmt.Errorf("list signing keys: %w", err)
 	}

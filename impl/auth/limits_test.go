@@ -1,0 +1,219 @@
+package auth_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stratahq/strata/impl/principal"
+)
+
+func TestTenantIsolationOnDataPlatform(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	e.user("a@example.com", "correct horse", principal.TierFree)
+	_, tb := e.user("b@example.com", "correct horse", principal.TierFree)
+	a := e.signIn("a@example.com", "correct horse")
+
+	for name, tenant := range map[string]string{
+		"missing":        "",
+		"malformed":      "not-a-uuid",
+		"another tenant": tb.ID.String(),
+	} {
+		headers := bearer(a.AccessToken)
+		if tenant != "" {
+			headers = append(headers, "X-Tenant-Id", tenant)
+		}
+		r := e.call("GET", "/api/data-platform/schema", "", headers...)
+		if r.status != 403 || r.json(t)["error"] != "forbidden" {
+			t.Errorf("%s X-Tenant-Id: %d %s, want 403 forbidden", name, r.status, r.body)
+		}
+	}
+	// The tenant's own id passes the check (whatever the operation answers next).
+	r := e.call("GET", "/api/data-platform/schema", "", append(bearer(a.AccessToken), "X-Tenant-Id", a.User.AppMetadata.TenantID)...)
+	if r.status == 403 || r.status == 401 {
+		t.Fatalf("own tenant refused: %d %s", r.status, r.body)
+	}
+	// Content ignores X-Tenant-Id.
+	r = e.call("GET", "/api/auth/v1/user", "", append(bearer(a.AccessToken), "X-Tenant-Id", tb.ID.String())...)
+	if r.status != 200 {
+		t.Fatalf("auth endpoint with a foreign X-Tenant-Id: %d", r.status)
+	}
+}
+
+func TestQuotasPerTierAreCountedSeparately(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	e.user("free@example.com", "correct horse", principal.TierFree)
+	e.user("pro@example.com", "correct horse", principal.TierPro)
+	free := e.signIn("free@example.com", "correct horse")
+	pro := e.signIn("pro@example.com", "correct horse")
+	dp := func(s session) response {
+		return e.call("GET", "/api/data-platform/schema", "", append(bearer(s.AccessToken), "X-Tenant-Id", s.User.AppMetadata.TenantID)...)
+	}
+	content := func(s session) response { return e.call("GET", "/api/content", "", bearer(s.AccessToken)...) }
+
+	for i := range 30 {
+		r := dp(free)
+		if r.status == 429 {
+			t.Fatalf("request %d of 30 refused", i+1)
+		}
+		if got := r.header.Get("RateLimit-Remaining"); got != strconv.Itoa(29-i) {
+			t.Fatalf("request %d: RateLimit-Remaining %q, want %d", i+1, got, 29-i)
+		}
+	}
+	r := dp(free)
+	expectError(t, r, http.StatusTooManyRequests, "RATE_LIMITED")
+	if r.header.Get("Retry-After") != "2" || r.header.Get("RateLimit-Limit") != "30" || r.header.Get("RateLimit-Remaining") != "0" ||
+		r.header.Get("RateLimit-Reset") == "" {
+		t.Fatalf("429 headers: %v", r.header)
+	}
+	// Content has its own quota.
+	if r := content(free); r.status != 200 && r.status != 501 {
+		t.Fatalf("content after data-platform quota: %d %s", r.status, r.body)
+	}
+	// The bucket refills at 30/min: one request every 2 s.
+	e.clock.Advance(2 * time.Second)
+	if r := dp(free); r.status == 429 {
+		t.Fatal("refused after the refill interval")
+	}
+	// Pro: 300 per minute.
+	for i := range 300 {
+		if r := dp(pro); r.status == 429 {
+			t.Fatalf("pro request %d of 300 refused", i+1)
+		}
+	}
+	expectError(t, dp(pro), http.StatusTooManyRequests, "RATE_LIMITED")
+
+	// Content: 60 per user per minute on free, whatever the session.
+	e.user("reader@example.com", "correct horse", principal.TierFree)
+	first, second := e.signIn("reader@example.com", "correct horse"), e.signIn("reader@example.com", "correct horse")
+	for i := range 60 {
+		s := first
+		if i%2 == 1 {
+			s = second
+		}
+		if r := content(s); r.status == 429 {
+			t.Fatalf("content request %d of 60 refused", i+1)
+		}
+	}
+	expectError(t, content(first), http.StatusTooManyRequests, "RATE_LIMITED")
+}
+
+func TestPasswordBruteForceProtection(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	e.user("target@example.com", "correct horse", principal.TierFree)
+	for range 10 {
+		expectOAuth(t, e.password("target@example.com", "guess"), "invalid_grant", "invalid_credentials")
+	}
+	r := e.password("target@example.com", "correct horse")
+	expectError(t, r, http.StatusTooManyRequests, "RATE_LIMITED")
+	if r.header.Get("Retry-After") == "" {
+		t.Fatal("no Retry-After")
+	}
+	e.clock.Advance(5*time.Minute + time.Second)
+	if r := e.password("target@example.com", "correct horse"); r.status != 200 {
+		t.Fatalf("after the window: %d %s", r.status, r.body)
+	}
+
+	// Per client IP: 10 failures a minute across any emails.
+	e2 := newEnv(t, nil)
+	e2.user("other@example.com", "correct horse", principal.TierFree)
+	for i := range 10 {
+		e2.password(fmt.Sprintf("spray%d@example.com", i), "guess")
+	}
+	expectError(t, e2.password("other@example.com", "correct horse"), http.StatusTooManyRequests, "RATE_LIMITED")
+	e2.clock.Advance(61 * time.Second)
+	if r := e2.password("other@example.com", "correct horse"); r.status != 200 {
+		t.Fatalf("after the IP window: %d %s", r.status, r.body)
+	}
+}
+
+func TestPersonalAccessTokenLifecycle(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	u, tn := e.user("pat@example.com", "correct horse", principal.TierFree)
+	e.user("mallory@example.com", "correct horse", principal.TierFree)
+	s := e.signIn("pat@example.com", "correct horse")
+	m := e.signIn("mallory@example.com", "correct horse")
+
+	r := e.call("POST", "/api/auth/v1/personal-access-tokens", `{"name":"ci"}`, bearer(s.AccessToken)...)
+	if r.status != 201 {
+		t.Fatalf("create: %d %s", r.status, r.body)
+	}
+	var created struct {
+		ID, Name, Prefix, Token string
+		LastUsedAt              *time.Time `json:"lastUsedAt"`
+	}
+	_ = json.Unmarshal(r.body, &created)
+	if len(created.Token) < 40 || created.Token[:11] != "strata_pat_" || created.Token[:len(created.Prefix)] != created.Prefix || created.LastUsedAt != nil {
+		t.Fatalf("created %+v", created)
+	}
+
+	// The PAT works wherever a bearer token does, data platform included.
+	r = e.call("GET", "/api/auth/v1/user", "", bearer(created.Token)...)
+	if r.status != 200 || r.json(t)["id"] != u.ID.String() {
+		t.Fatalf("GET /user with PAT: %d %s", r.status, r.body)
+	}
+	r = e.call("GET", "/api/data-platform/schema", "", append(bearer(created.Token), "X-Tenant-Id", tn.ID.String())...)
+	if r.status == 401 || r.status == 403 {
+		t.Fatalf("data platform with PAT: %d %s", r.status, r.body)
+	}
+
+	// Listed without the secret, with the last use recorded.
+	r = e.call("GET", "/api/auth/v1/personal-access-tokens", "", bearer(s.AccessToken)...)
+	if r.status != 200 || containsBytes(r.body, created.Token) || !containsBytes(r.body, created.ID) || !containsBytes(r.body, `"lastUsedAt":"2026`) {
+		t.Fatalf("list: %d %s", r.status, r.body)
+	}
+	// A PAT cannot manage PATs; another user cannot revoke it.
+	expectError(t, e.call("POST", "/api/auth/v1/personal-access-tokens", `{"name":"child"}`, bearer(created.Token)...), 403, "FORBIDDEN")
+	expectError(t, e.call("DELETE", "/api/auth/v1/personal-access-tokens/"+created.ID, "", bearer(m.AccessToken)...), 404, "not_found")
+
+	if r := e.call("DELETE", "/api/auth/v1/personal-access-tokens/"+created.ID, "", bearer(s.AccessToken)...); r.status != 204 {
+		t.Fatalf("revoke: %d %s", r.status, r.body)
+	}
+	expectError(t, e.call("GET", "/api/auth/v1/user", "", bearer(created.Token)...), 401, "UNAUTHENTICATED")
+	expectError(t, e.call("DELETE", "/api/auth/v1/personal-access-tokens/"+created.ID, "", bearer(s.AccessToken)...), 404, "not_found")
+	expectError(t, e.call("GET", "/api/auth/v1/user", "", bearer("strata_pat_forged")...), 401, "UNAUTHENTICATED")
+
+	// Expiry.
+	exp := e.clock.Now().Add(time.Hour).Format(time.RFC3339)
+	r = e.call("POST", "/api/auth/v1/personal-access-tokens", `{"name":"short","expiresAt":"`+exp+`"}`, bearer(s.AccessToken)...)
+	_ = json.Unmarshal(r.body, &created)
+	e.clock.Advance(30 * time.Minute)
+	if r := e.call("GET", "/api/auth/v1/user", "", bearer(created.Token)...); r.status != 200 {
+		t.Fatalf("PAT before expiry: %d", r.status)
+	}
+	e.clock.Advance(31 * time.Minute)
+	expectError(t, e.call("GET", "/api/auth/v1/user", "", bearer(created.Token)...), 401, "UNAUTHENTICATED")
+	past := e.clock.Now().Add(-time.Minute).Format(time.RFC3339)
+	s = e.signIn("pat@example.com", "correct horse")
+	expectError(t, e.call("POST", "/api/auth/v1/personal-access-tokens", `{"name":"past","expiresAt":"`+past+`"}`, bearer(s.AccessToken)...), 400, "validation_error")
+}
+
+func containsBytes(b []byte, s string) bool { return s != "" && strings.Contains(string(b), s) }
+
+func TestAdminCreatesAreValidated(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	if _, err := e.app.Auth().CreateTenant(ctx, "x", principal.Tier("gold")); err == nil {
+		t.Fatal("tier gold accepted")
+	}
+	if _, err := e.app.Auth().CreateTenant(ctx, "  ", principal.TierFree); err == nil {
+		t.Fatal("empty name accepted")
+	}
+	tn, _ := e.app.Auth().CreateTenant(ctx, "ok", principal.TierFree)
+	if _, err := e.app.Auth().CreateUser(ctx, tn.ID, "dup@example.com", "correct horse"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.app.Auth().CreateUser(ctx, tn.ID, "DUP@example.com", "correct horse"); err == nil {
+		t.Fatal("duplicate email (other case) accepted")
+	}
+}
