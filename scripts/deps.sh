@@ -4,15 +4,17 @@
 # Add a package here when a capability starts to need it.
 set -euo pipefail
 
-# package name → a command or file that shows it is installed
+# package name → the command that shows it is installed
 declare -A packages=(
-  [gcc]=/usr/bin/gcc   # cgo (DuckDB driver)
-  [git]=/usr/bin/git   # make check compares generated code with the tree
+  [gcc]=gcc      # cgo (DuckDB driver)
+  [git]=git      # make check compares generated code with the tree
+  [nodejs]=node  # the @supabase/auth-js compatibility test
+  [npm]=npm      # installs @supabase/auth-js for that test
 )
 
 missing=()
 for pkg in "${!packages[@]}"; do
-  [[ -e ${packages[$pkg]} ]] || missing+=("$pkg")
+  command -v "${packages[$pkg]}" >/dev/null 2>&1 || missing+=("$pkg")
 done
 ((${#missing[@]} == 0)) && exit 0
 

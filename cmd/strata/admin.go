@@ -64,7 +64,7 @@ func newTenantsCommand() *cobra.Command {
 	create := &cobra.Command{
 		Use:   "create",
 		Short: "Create a tenant and print its id",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if name == "" {
 				return usageError{errors.New("--name is required")}
@@ -94,7 +94,7 @@ func newUsersCommand() *cobra.Command {
 	create := &cobra.Command{
 		Use:   "create",
 		Short: "Create a user in a tenant and print its id",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			tenantID, err := uuid.Parse(tenant)
 			if err != nil {
@@ -128,7 +128,7 @@ func newKeysCommand() *cobra.Command {
 	rotate := &cobra.Command{
 		Use:   "rotate",
 		Short: "Add a new signing key; older keys stay published until their last token expires",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withAuth(cmd.Context(), f.dataDir, func(svc *auth.Service) error {
 				now := time.Now()

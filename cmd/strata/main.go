@@ -9,7 +9,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/spf13/cobra"
 )
 
 // Exit codes: 0 ok, 1 failure, 2 usage.
@@ -33,7 +36,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(stderr, "strata:", err)
 		var u usageError
-		if errors.As(err, &u) {
+		// cobra reports an unknown subcommand only as text.
+		if errors.As(err, &u) || strings.HasPrefix(err.Error(), "unknown command") {
 			return exitUsage
 		}
 		return exitFailure
@@ -46,3 +50,11 @@ type usageError struct{ err error }
 
 func (u usageError) Error() string { return u.err.Error() }
 func (u usageError) Unwrap() error { return u.err }
+
+// noArgs is cobra.NoArgs reporting a usage error (exit code 2).
+func noArgs(cmd *cobra.Command, args []string) error {
+	if err := cobra.NoArgs(cmd, args); err != nil {
+		return usageError{err}
+	}
+	return nil
+}

@@ -199,9 +199,11 @@ func TestUsageErrors(t *testing.T) {
 			t.Errorf("%s: nothing on stderr", name)
 		}
 	}
-	var stdout, stderr bytes.Buffer
-	if code := run([]string{"serve", "--log-format", "xml"}, &stdout, &stderr); code != exitUsage {
-		t.Errorf("bad --log-format: exit %d, want %d (%s)", code, exitUsage, stderr.String())
+	for _, args := range [][]string{{"serve", "--log-format", "xml"}, {"frobnicate"}, {"serve", "extra"}} {
+		var stdout, stderr bytes.Buffer
+		if code := run(args, &stdout, &stderr); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d (%s)", args, code, exitUsage, stderr.String())
+		}
 	}
 }
 

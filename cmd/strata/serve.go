@@ -22,7 +22,7 @@ func newServeCommand() *cobra.Command {
 		Short: "Run the Strata server",
 		Long: "Run the Strata server. Every flag can also be set through the environment as\n" +
 			"STRATA_<FLAG> with dashes as underscores, e.g. STRATA_DATA_DIR; flags win.",
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return serve(cmd.Context(), cmd, cfg, demo)
 		},
