@@ -1367,7 +1367,12 @@ type ClientInterface interface {
 	// integrations). The secret `strata_pat_<random>` is in the response once and
 	// never again (it is stored as a hash). It is accepted wherever an access
 	// token is, acts as the calling user, is revocable, may expire, and records
-	// its last use.
+	// its last use (at most once a minute). An expired or revoked token is
+	// `401 UNAUTHENTICATED`.
+	//
+	// Personal access tokens are managed with a signed-in session: called with a
+	// personal access token, the three token operations answer `403 FORBIDDEN`,
+	// so a leaked token cannot mint others that outlive its revocation.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1380,7 +1385,12 @@ type ClientInterface interface {
 	// integrations). The secret `strata_pat_<random>` is in the response once and
 	// never again (it is stored as a hash). It is accepted wherever an access
 	// token is, acts as the calling user, is revocable, may expire, and records
-	// its last use.
+	// its last use (at most once a minute). An expired or revoked token is
+	// `401 UNAUTHENTICATED`.
+	//
+	// Personal access tokens are managed with a signed-in session: called with a
+	// personal access token, the three token operations answer `403 FORBIDDEN`,
+	// so a leaked token cannot mint others that outlive its revocation.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1932,7 +1942,12 @@ func (c *Client) ListPersonalAccessTokens(ctx context.Context, reqEditors ...Req
 // integrations). The secret `strata_pat_<random>` is in the response once and
 // never again (it is stored as a hash). It is accepted wherever an access
 // token is, acts as the calling user, is revocable, may expire, and records
-// its last use.
+// its last use (at most once a minute). An expired or revoked token is
+// `401 UNAUTHENTICATED`.
+//
+// Personal access tokens are managed with a signed-in session: called with a
+// personal access token, the three token operations answer `403 FORBIDDEN`,
+// so a leaked token cannot mint others that outlive its revocation.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1955,7 +1970,12 @@ func (c *Client) CreatePersonalAccessTokenWithBody(ctx context.Context, contentT
 // integrations). The secret `strata_pat_<random>` is in the response once and
 // never again (it is stored as a hash). It is accepted wherever an access
 // token is, acts as the calling user, is revocable, may expire, and records
-// its last use.
+// its last use (at most once a minute). An expired or revoked token is
+// `401 UNAUTHENTICATED`.
+//
+// Personal access tokens are managed with a signed-in session: called with a
+// personal access token, the three token operations answer `403 FORBIDDEN`,
+// so a leaked token cannot mint others that outlive its revocation.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4489,7 +4509,12 @@ type ClientWithResponsesInterface interface {
 	// integrations). The secret `strata_pat_<random>` is in the response once and
 	// never again (it is stored as a hash). It is accepted wherever an access
 	// token is, acts as the calling user, is revocable, may expire, and records
-	// its last use.
+	// its last use (at most once a minute). An expired or revoked token is
+	// `401 UNAUTHENTICATED`.
+	//
+	// Personal access tokens are managed with a signed-in session: called with a
+	// personal access token, the three token operations answer `403 FORBIDDEN`,
+	// so a leaked token cannot mint others that outlive its revocation.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4502,7 +4527,12 @@ type ClientWithResponsesInterface interface {
 	// integrations). The secret `strata_pat_<random>` is in the response once and
 	// never again (it is stored as a hash). It is accepted wherever an access
 	// token is, acts as the calling user, is revocable, may expire, and records
-	// its last use.
+	// its last use (at most once a minute). An expired or revoked token is
+	// `401 UNAUTHENTICATED`.
+	//
+	// Personal access tokens are managed with a signed-in session: called with a
+	// personal access token, the three token operations answer `403 FORBIDDEN`,
+	// so a leaked token cannot mint others that outlive its revocation.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5039,8 +5069,6 @@ type GetJWKSResponse struct {
 	JSON200 *JWKS
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5051,11 +5079,6 @@ func (r GetJWKSResponse) GetJSON200() *JWKS {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetJWKSResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r GetJWKSResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -5106,8 +5129,6 @@ type LogoutResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *LogoutResponse429Headers
 }
@@ -5130,11 +5151,6 @@ func (r LogoutResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r LogoutResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r LogoutResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -5181,12 +5197,12 @@ type ListPersonalAccessTokensResponse struct {
 	JSON200 *PersonalAccessTokenList
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListPersonalAccessTokensResponse429Headers
 }
@@ -5201,6 +5217,11 @@ func (r ListPersonalAccessTokensResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListPersonalAccessTokensResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r ListPersonalAccessTokensResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
@@ -5209,11 +5230,6 @@ func (r ListPersonalAccessTokensResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListPersonalAccessTokensResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r ListPersonalAccessTokensResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -5262,6 +5278,8 @@ type CreatePersonalAccessTokenResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -5270,8 +5288,6 @@ type CreatePersonalAccessTokenResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreatePersonalAccessTokenResponse429Headers
 }
@@ -5289,6 +5305,11 @@ func (r CreatePersonalAccessTokenResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r CreatePersonalAccessTokenResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreatePersonalAccessTokenResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -5309,11 +5330,6 @@ func (r CreatePersonalAccessTokenResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CreatePersonalAccessTokenResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r CreatePersonalAccessTokenResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -5360,14 +5376,14 @@ type DeletePersonalAccessTokenResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeletePersonalAccessTokenResponse429Headers
 }
@@ -5380,6 +5396,11 @@ func (r DeletePersonalAccessTokenResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r DeletePersonalAccessTokenResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeletePersonalAccessTokenResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -5395,11 +5416,6 @@ func (r DeletePersonalAccessTokenResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r DeletePersonalAccessTokenResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r DeletePersonalAccessTokenResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -5458,8 +5474,6 @@ type SignupResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *SignupResponse429Headers
 }
@@ -5502,11 +5516,6 @@ func (r SignupResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SignupResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r SignupResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -5561,8 +5570,6 @@ type TokenResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *TokenResponse429Headers
 }
@@ -5595,11 +5602,6 @@ func (r TokenResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r TokenResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r TokenResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -5650,8 +5652,6 @@ type GetUserResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetUserResponse429Headers
 }
@@ -5674,11 +5674,6 @@ func (r GetUserResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetUserResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r GetUserResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -8210,7 +8205,12 @@ func (c *ClientWithResponses) ListPersonalAccessTokensWithResponse(ctx context.C
 // integrations). The secret `strata_pat_<random>` is in the response once and
 // never again (it is stored as a hash). It is accepted wherever an access
 // token is, acts as the calling user, is revocable, may expire, and records
-// its last use.
+// its last use (at most once a minute). An expired or revoked token is
+// `401 UNAUTHENTICATED`.
+//
+// Personal access tokens are managed with a signed-in session: called with a
+// personal access token, the three token operations answer `403 FORBIDDEN`,
+// so a leaked token cannot mint others that outlive its revocation.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8229,7 +8229,12 @@ func (c *ClientWithResponses) CreatePersonalAccessTokenWithBodyWithResponse(ctx 
 // integrations). The secret `strata_pat_<random>` is in the response once and
 // never again (it is stored as a hash). It is accepted wherever an access
 // token is, acts as the calling user, is revocable, may expire, and records
-// its last use.
+// its last use (at most once a minute). An expired or revoked token is
+// `401 UNAUTHENTICATED`.
+//
+// Personal access tokens are managed with a signed-in session: called with a
+// personal access token, the three token operations answer `403 FORBIDDEN`,
+// so a leaked token cannot mint others that outlive its revocation.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9038,13 +9043,6 @@ func ParseGetJWKSResponse(rsp *http.Response) (*GetJWKSResponse, error) {
 		}
 		response.JSON500 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
-
 	}
 
 	return response, nil
@@ -9094,13 +9092,6 @@ func ParseLogoutResponse(rsp *http.Response) (*LogoutResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -9169,6 +9160,13 @@ func ParseListPersonalAccessTokensResponse(rsp *http.Response) (*ListPersonalAcc
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9182,13 +9180,6 @@ func ParseListPersonalAccessTokensResponse(rsp *http.Response) (*ListPersonalAcc
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -9264,6 +9255,13 @@ func ParseCreatePersonalAccessTokenResponse(rsp *http.Response) (*CreatePersonal
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9291,13 +9289,6 @@ func ParseCreatePersonalAccessTokenResponse(rsp *http.Response) (*CreatePersonal
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -9369,6 +9360,13 @@ func ParseDeletePersonalAccessTokenResponse(rsp *http.Response) (*DeletePersonal
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9389,13 +9387,6 @@ func ParseDeletePersonalAccessTokenResponse(rsp *http.Response) (*DeletePersonal
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -9506,13 +9497,6 @@ func ParseSignupResponse(rsp *http.Response) (*SignupResponse, error) {
 		}
 		response.JSON500 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
-
 	}
 
 	switch {
@@ -9608,13 +9592,6 @@ func ParseTokenResponse(rsp *http.Response) (*TokenResponse, error) {
 		}
 		response.JSON500 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
-
 	}
 
 	switch {
@@ -9695,13 +9672,6 @@ func ParseGetUserResponse(rsp *http.Response) (*GetUserResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 

@@ -2653,20 +2653,6 @@ func (response GetJWKS500JSONResponse) VisitGetJWKSResponse(w http.ResponseWrite
 	return err
 }
 
-type GetJWKS501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response GetJWKS501JSONResponse) VisitGetJWKSResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(501)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type LogoutRequestObject struct {
 	Params LogoutParams
 }
@@ -2743,20 +2729,6 @@ func (response Logout500JSONResponse) VisitLogoutResponse(w http.ResponseWriter)
 	return err
 }
 
-type Logout501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response Logout501JSONResponse) VisitLogoutResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(501)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type ListPersonalAccessTokensRequestObject struct {
 }
 
@@ -2792,6 +2764,20 @@ func (response ListPersonalAccessTokens401JSONResponse) VisitListPersonalAccessT
 	return err
 }
 
+type ListPersonalAccessTokens403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListPersonalAccessTokens403JSONResponse) VisitListPersonalAccessTokensResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListPersonalAccessTokens429JSONResponse struct{ TooManyRequestsJSONResponse }
 
 func (response ListPersonalAccessTokens429JSONResponse) VisitListPersonalAccessTokensResponse(w http.ResponseWriter) error {
@@ -2820,20 +2806,6 @@ func (response ListPersonalAccessTokens500JSONResponse) VisitListPersonalAccessT
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type ListPersonalAccessTokens501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response ListPersonalAccessTokens501JSONResponse) VisitListPersonalAccessTokensResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(501)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -2884,6 +2856,20 @@ func (response CreatePersonalAccessToken401JSONResponse) VisitCreatePersonalAcce
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePersonalAccessToken403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CreatePersonalAccessToken403JSONResponse) VisitCreatePersonalAccessTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -2950,20 +2936,6 @@ func (response CreatePersonalAccessToken500JSONResponse) VisitCreatePersonalAcce
 	return err
 }
 
-type CreatePersonalAccessToken501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response CreatePersonalAccessToken501JSONResponse) VisitCreatePersonalAccessTokenResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(501)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type DeletePersonalAccessTokenRequestObject struct {
 	ID openapi_types.UUID `json:"id"`
 }
@@ -3004,6 +2976,20 @@ func (response DeletePersonalAccessToken401JSONResponse) VisitDeletePersonalAcce
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeletePersonalAccessToken403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response DeletePersonalAccessToken403JSONResponse) VisitDeletePersonalAccessTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3050,20 +3036,6 @@ func (response DeletePersonalAccessToken500JSONResponse) VisitDeletePersonalAcce
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type DeletePersonalAccessToken501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response DeletePersonalAccessToken501JSONResponse) VisitDeletePersonalAccessTokenResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(501)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3196,20 +3168,6 @@ func (response Signup500JSONResponse) VisitSignupResponse(w http.ResponseWriter)
 	return err
 }
 
-type Signup501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response Signup501JSONResponse) VisitSignupResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(501)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type TokenRequestObject struct {
 	Params TokenParams
 	Body   *TokenJSONRequestBody
@@ -3309,20 +3267,6 @@ func (response Token500JSONResponse) VisitTokenResponse(w http.ResponseWriter) e
 	return err
 }
 
-type Token501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response Token501JSONResponse) VisitTokenResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(501)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type GetUserRequestObject struct {
 }
 
@@ -3386,20 +3330,6 @@ func (response GetUser500JSONResponse) VisitGetUserResponse(w http.ResponseWrite
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type GetUser501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response GetUser501JSONResponse) VisitGetUserResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(501)
 	_, err := buf.WriteTo(w)
 	return err
 }
