@@ -23,6 +23,10 @@ type Check struct {
 
 // Checks returns every check of the suite, in order.
 func Checks() []Check {
+	return append(httpChecks(), authChecks()...)
+}
+
+func httpChecks() []Check {
 	return []Check{
 		{"health/healthz", checkHealthz},
 		{"health/readyz", checkReadyz},

@@ -38,12 +38,15 @@ type Config struct {
 	BaseURL string
 	// HTTPClient is used for every request; nil means a client with a 30 s timeout.
 	HTTPClient *http.Client
+	// Email and Password of an existing user; the authenticated checks need them.
+	Email, Password string
 }
 
 // Suite sends requests to the server under test and validates each
 // response against the OpenAPI document. It records which operations were
 // exercised. It is safe for concurrent use.
 type Suite struct {
+	cfg    Config
 	base   *url.URL
 	client *http.Client
 	doc    *openapi3.T
@@ -71,7 +74,7 @@ func New(ctx context.Context, cfg Config) (*Suite, error) {
 	if client == nil {
 		client = &http.Client{Timeout: 30 * time.Second}
 	}
-	return &Suite{base: base, client: client, doc: doc, router: router, covered: map[string]bool{}}, nil
+	return &Suite{cfg: cfg, base: base, client: client, doc: doc, router: router, covered: map[string]bool{}}, nil
 }
 
 // Request describes one call.
