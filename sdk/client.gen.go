@@ -5726,8 +5726,6 @@ type ListContentResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListContentResponse429Headers
 }
@@ -5755,11 +5753,6 @@ func (r ListContentResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListContentResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r ListContentResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -5810,8 +5803,6 @@ type ListFoldersResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListFoldersResponse429Headers
 }
@@ -5834,11 +5825,6 @@ func (r ListFoldersResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListFoldersResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r ListFoldersResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -5895,8 +5881,6 @@ type CreateFolderResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateFolderResponse429Headers
 }
@@ -5934,11 +5918,6 @@ func (r CreateFolderResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CreateFolderResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r CreateFolderResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -5993,8 +5972,6 @@ type DeleteFolderResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeleteFolderResponse429Headers
 }
@@ -6027,11 +6004,6 @@ func (r DeleteFolderResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r DeleteFolderResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r DeleteFolderResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -6092,8 +6064,6 @@ type UpdateFolderResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *UpdateFolderResponse429Headers
 }
@@ -6141,11 +6111,6 @@ func (r UpdateFolderResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r UpdateFolderResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r UpdateFolderResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -6202,8 +6167,6 @@ type CreateNoteResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateNoteResponse429Headers
 }
@@ -6241,11 +6204,6 @@ func (r CreateNoteResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CreateNoteResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r CreateNoteResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -6591,8 +6549,6 @@ type DeleteContentResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeleteContentResponse429Headers
 }
@@ -6620,11 +6576,6 @@ func (r DeleteContentResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r DeleteContentResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r DeleteContentResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -6679,8 +6630,6 @@ type GetContentResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetContentResponse429Headers
 }
@@ -6713,11 +6662,6 @@ func (r GetContentResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetContentResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r GetContentResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -6776,8 +6720,6 @@ type UpdateContentResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *UpdateContentResponse429Headers
 }
@@ -6820,11 +6762,6 @@ func (r UpdateContentResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r UpdateContentResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r UpdateContentResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -9761,13 +9698,6 @@ func ParseListContentResponse(rsp *http.Response) (*ListContentResponse, error) 
 		}
 		response.JSON500 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
-
 	}
 
 	switch {
@@ -9848,13 +9778,6 @@ func ParseListFoldersResponse(rsp *http.Response) (*ListFoldersResponse, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -9958,13 +9881,6 @@ func ParseCreateFolderResponse(rsp *http.Response) (*CreateFolderResponse, error
 		}
 		response.JSON500 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
-
 	}
 
 	switch {
@@ -10062,13 +9978,6 @@ func ParseDeleteFolderResponse(rsp *http.Response) (*DeleteFolderResponse, error
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -10186,13 +10095,6 @@ func ParseUpdateFolderResponse(rsp *http.Response) (*UpdateFolderResponse, error
 		}
 		response.JSON500 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
-
 	}
 
 	switch {
@@ -10294,13 +10196,6 @@ func ParseCreateNoteResponse(rsp *http.Response) (*CreateNoteResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -10713,13 +10608,6 @@ func ParseDeleteContentResponse(rsp *http.Response) (*DeleteContentResponse, err
 		}
 		response.JSON500 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
-
 	}
 
 	switch {
@@ -10814,13 +10702,6 @@ func ParseGetContentResponse(rsp *http.Response) (*GetContentResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -10930,13 +10811,6 @@ func ParseUpdateContentResponse(rsp *http.Response) (*UpdateContentResponse, err
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 

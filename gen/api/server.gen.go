@@ -3416,20 +3416,6 @@ func (response ListContent500JSONResponse) VisitListContentResponse(w http.Respo
 	return err
 }
 
-type ListContent501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response ListContent501JSONResponse) VisitListContentResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(501)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type ListFoldersRequestObject struct {
 }
 
@@ -3493,20 +3479,6 @@ func (response ListFolders500JSONResponse) VisitListFoldersResponse(w http.Respo
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type ListFolders501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response ListFolders501JSONResponse) VisitListFoldersResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(501)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3623,20 +3595,6 @@ func (response CreateFolder500JSONResponse) VisitCreateFolderResponse(w http.Res
 	return err
 }
 
-type CreateFolder501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response CreateFolder501JSONResponse) VisitCreateFolderResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(501)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type DeleteFolderRequestObject struct {
 	ID     openapi_types.UUID `json:"id"`
 	Params DeleteFolderParams
@@ -3738,20 +3696,6 @@ func (response DeleteFolder500JSONResponse) VisitDeleteFolderResponse(w http.Res
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type DeleteFolder501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response DeleteFolder501JSONResponse) VisitDeleteFolderResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(501)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3897,20 +3841,6 @@ func (response UpdateFolder500JSONResponse) VisitUpdateFolderResponse(w http.Res
 	return err
 }
 
-type UpdateFolder501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response UpdateFolder501JSONResponse) VisitUpdateFolderResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(501)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type CreateNoteRequestObject struct {
 	Body *CreateNoteJSONRequestBody
 }
@@ -4019,20 +3949,6 @@ func (response CreateNote500JSONResponse) VisitCreateNoteResponse(w http.Respons
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type CreateNote501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response CreateNote501JSONResponse) VisitCreateNoteResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(501)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4489,20 +4405,6 @@ func (response DeleteContent500JSONResponse) VisitDeleteContentResponse(w http.R
 	return err
 }
 
-type DeleteContent501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response DeleteContent501JSONResponse) VisitDeleteContentResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(501)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type GetContentRequestObject struct {
 	ID openapi_types.UUID `json:"id"`
 }
@@ -4595,20 +4497,6 @@ func (response GetContent500JSONResponse) VisitGetContentResponse(w http.Respons
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type GetContent501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response GetContent501JSONResponse) VisitGetContentResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(501)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4736,20 +4624,6 @@ func (response UpdateContent500JSONResponse) VisitUpdateContentResponse(w http.R
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type UpdateContent501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response UpdateContent501JSONResponse) VisitUpdateContentResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(501)
 	_, err := buf.WriteTo(w)
 	return err
 }

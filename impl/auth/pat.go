@@ -99,6 +99,10 @@ func (s *Service) authenticatePAT(ctx context.Context, secret string) (principal
 	if err := s.store.TouchPersonalAccessToken(ctx, pat.ID, now, patTouchInterval); err != nil {
 		s.logger.WarnContext(ctx, "record personal access token use", "err", err)
 	}
-	return principal.Principal{UserID: user.ID, TenantID: tenant.ID, Email: user.Email,
-		Tier: principal.Tier(tenant.Tier), Kind: principal.KindPersonalAccessToken}, nil
+	p := principal.Principal{UserID: user.ID, TenantID: tenant.ID, Email: user.Email,
+		Tier: principal.Tier(tenant.Tier), Kind: principal.KindPersonalAccessToken}
+	if pat.ExpiresAt != nil {
+		p.ExpiresAt = *pat.ExpiresAt
+	}
+	return p, nil
 }

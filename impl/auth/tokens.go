@@ -195,6 +195,9 @@ func (s *Service) principalFromToken(ctx context.Context, tok jwt.Token) (princi
 		return p, err
 	}
 	p = principal.Principal{UserID: userID, TenantID: tenantID, Tier: principal.Tier(tenant.Tier), Kind: principal.KindAccessToken}
+	if exp, ok := tok.Expiration(); ok {
+		p.ExpiresAt = exp
+	}
 	var email, session string
 	if tok.Get("email", &email) == nil {
 		p.Email = email

@@ -5,6 +5,7 @@ package principal
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -39,6 +40,8 @@ type Principal struct {
 	// SessionID is the refresh-token session of an access token; zero for
 	// personal access tokens and external tokens.
 	SessionID uuid.UUID
+	// ExpiresAt is when the credential stops being valid; zero if never.
+	ExpiresAt time.Time
 }
 
 type key struct{}

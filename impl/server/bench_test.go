@@ -33,7 +33,7 @@ func BenchmarkMiddleware(b *testing.B) {
 	}
 	defer st.Close()
 	bare := http.NewServeMux()
-	strict := api.NewStrictHandlerWithOptions(newHandlers(st, app.auth), nil, api.StrictHTTPServerOptions{
+	strict := api.NewStrictHandlerWithOptions(newHandlers(st, app.auth, app.content), nil, api.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc: app.requestError, ResponseErrorHandlerFunc: app.responseError,
 	})
 	api.HandlerWithOptions(strict, api.StdHTTPServerOptions{BaseRouter: bare})

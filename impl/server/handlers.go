@@ -7,6 +7,7 @@ import (
 	"github.com/stratahq/strata/gen/api"
 	"github.com/stratahq/strata/impl/apierrors"
 	"github.com/stratahq/strata/impl/auth"
+	"github.com/stratahq/strata/impl/content"
 	"github.com/stratahq/strata/impl/store"
 )
 
@@ -15,14 +16,22 @@ import (
 type handlers struct {
 	unimplemented
 	opsHandlers
-	*auth.Handlers
+	*authHandlers
+	*contentHandlers
 }
+
+// Aliases give the embedded handler groups distinct field names.
+type (
+	authHandlers    = auth.Handlers
+	contentHandlers = content.Handlers
+)
 
 // Compile-time proof that every operation of the contract has a method.
 var _ api.StrictServerInterface = (*handlers)(nil)
 
-func newHandlers(st store.Store, authSvc *auth.Service) *handlers {
-	return &handlers{opsHandlers: opsHandlers{store: st}, Handlers: auth.NewHandlers(authSvc)}
+func newHandlers(st store.Store, authSvc *auth.Service, contentSvc *content.Service) *handlers {
+	return &handlers{opsHandlers: opsHandlers{store: st}, authHandlers: auth.NewHandlers(authSvc),
+		contentHandlers: content.NewHandlers(contentSvc)}
 }
 
 // readyTimeout bounds the readiness probe's store check, so that a wedged

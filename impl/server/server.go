@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/getkin/kin-openapi/routers/gorillamux"
@@ -22,8 +23,10 @@ import (
 	"github.com/stratahq/strata/gen/api"
 	"github.com/stratahq/strata/impl/apierrors"
 	"github.com/stratahq/strata/impl/auth"
+	"github.com/stratahq/strata/impl/content"
 	"github.com/stratahq/strata/impl/httpx"
 	"github.com/stratahq/strata/impl/logging"
+	"github.com/stratahq/strata/impl/realtime"
 	"github.com/stratahq/strata/impl/store"
 	"github.com/stratahq/strata/impl/store/sqlite"
 	"github.com/stratahq/strata/impl/tenancy"
@@ -38,7 +41,12 @@ type App struct {
 	store   store.Store
 	auth    *auth.Service
 	limiter *tenancy.Limiter
+	hub     *realtime.Hub
+	content *content.Service
 	handler http.Handler
+
+	stopBackground context.CancelFunc
+	background     sync.WaitGroup
 }
 
 // New opens the stores under cfg.DataDir and builds the HTTP handler.
@@ -68,12 +76,41 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*App, error) {
 		_ = st.Close()
 		return nil, fmt.Errorf("auth: %w", err)
 	}
+	app.hub = realtime.NewHub(realtime.DefaultBuffer)
+	app.content = content.NewService(st, app.hub, cfg.BaseURL, cfg.Now)
+	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
+	app.stopBackground = stop
 	app.handler, err = app.buildHandler(ctx)
 	if err != nil {
 		_ = app.Close()
 		return nil, err
 	}
+	app.background.Add(1)
+	go app.pruneEvents(bg)
 	return app, nil
+}
+
+// Event-log retention: DECISIONS.md keeps events at least 24 h.
+const (
+	eventRetention   = 48 * time.Hour
+	pruneEventsEvery = time.Hour
+)
+
+// pruneEvents drops content events older than the retention, hourly.
+func (a *App) pruneEvents(ctx context.Context) {
+	defer a.background.Done()
+	ticker := time.NewTicker(pruneEventsEvery)
+	defer ticker.Stop()
+	for {
+		if err := a.store.PruneEvents(ctx, a.cfg.Now().Add(-eventRetention)); err != nil && ctx.Err() == nil {
+			a.logger.WarnContext(ctx, "prune content events", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
 }
 
 // Store returns the control-plane store (admin commands, tests).
@@ -101,6 +138,10 @@ func (a *App) HTTPServer() *http.Server {
 
 // Close stops background work and releases the app's stores.
 func (a *App) Close() error {
+	if a.stopBackground != nil {
+		a.stopBackground()
+	}
+	a.background.Wait()
 	return errors.Join(a.auth.Close(context.Background()), a.store.Close())
 }
 
@@ -122,7 +163,7 @@ func (a *App) buildHandler(ctx context.Context) (http.Handler, error) {
 	}
 
 	mux := http.NewServeMux()
-	strict := api.NewStrictHandlerWithOptions(newHandlers(a.store, a.auth), nil, api.StrictHTTPServerOptions{
+	strict := api.NewStrictHandlerWithOptions(newHandlers(a.store, a.auth, a.content), nil, api.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  a.requestError,
 		ResponseErrorHandlerFunc: a.responseError,
 	})
@@ -133,9 +174,7 @@ func (a *App) buildHandler(ctx context.Context) (http.Handler, error) {
 	// Operations excluded from generation (openapi/server.cfg.yaml).
 	mux.Handle("GET /metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(a.logger.Handler(), slog.LevelError)}))
 	mux.HandleFunc("GET /openapi.yaml", serveSpec)
-	mux.HandleFunc("GET /api/content/events", func(w http.ResponseWriter, r *http.Request) {
-		apierrors.Write(w, r, a.logger, apierrors.NotImplemented("contentEvents"))
-	})
+	mux.Handle("GET /api/content/events", a.eventsHandler())
 	// Routing is decided by httpx.Route against the document; this only
 	// catches a disagreement between the two routers.
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

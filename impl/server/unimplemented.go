@@ -13,30 +13,6 @@ import (
 // (two methods of the same name would not compile, so none is shadowed).
 type unimplemented struct{}
 
-func (unimplemented) ListContent(context.Context, api.ListContentRequestObject) (api.ListContentResponseObject, error) {
-	return nil, apierrors.NotImplemented("listContent")
-}
-
-func (unimplemented) ListFolders(context.Context, api.ListFoldersRequestObject) (api.ListFoldersResponseObject, error) {
-	return nil, apierrors.NotImplemented("listFolders")
-}
-
-func (unimplemented) CreateFolder(context.Context, api.CreateFolderRequestObject) (api.CreateFolderResponseObject, error) {
-	return nil, apierrors.NotImplemented("createFolder")
-}
-
-func (unimplemented) DeleteFolder(context.Context, api.DeleteFolderRequestObject) (api.DeleteFolderResponseObject, error) {
-	return nil, apierrors.NotImplemented("deleteFolder")
-}
-
-func (unimplemented) UpdateFolder(context.Context, api.UpdateFolderRequestObject) (api.UpdateFolderResponseObject, error) {
-	return nil, apierrors.NotImplemented("updateFolder")
-}
-
-func (unimplemented) CreateNote(context.Context, api.CreateNoteRequestObject) (api.CreateNoteResponseObject, error) {
-	return nil, apierrors.NotImplemented("createNote")
-}
-
 func (unimplemented) UploadPhoto(context.Context, api.UploadPhotoRequestObject) (api.UploadPhotoResponseObject, error) {
 	return nil, apierrors.NotImplemented("uploadPhoto")
 }
@@ -47,18 +23,6 @@ func (unimplemented) SearchContent(context.Context, api.SearchContentRequestObje
 
 func (unimplemented) UploadVoiceNote(context.Context, api.UploadVoiceNoteRequestObject) (api.UploadVoiceNoteResponseObject, error) {
 	return nil, apierrors.NotImplemented("uploadVoiceNote")
-}
-
-func (unimplemented) DeleteContent(context.Context, api.DeleteContentRequestObject) (api.DeleteContentResponseObject, error) {
-	return nil, apierrors.NotImplemented("deleteContent")
-}
-
-func (unimplemented) GetContent(context.Context, api.GetContentRequestObject) (api.GetContentResponseObject, error) {
-	return nil, apierrors.NotImplemented("getContent")
-}
-
-func (unimplemented) UpdateContent(context.Context, api.UpdateContentRequestObject) (api.UpdateContentResponseObject, error) {
-	return nil, apierrors.NotImplemented("updateContent")
 }
 
 func (unimplemented) GetContentMedia(context.Context, api.GetContentMediaRequestObject) (api.GetContentMediaResponseObject, error) {

@@ -14,6 +14,7 @@ import (
 // theirs here.
 type Store interface {
 	AuthStore
+	ContentStore
 
 	// Ping checks that the store is reachable and usable; /readyz calls it.
 	Ping(ctx context.Context) error

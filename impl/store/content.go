@@ -1,0 +1,98 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Item is a content item (note, voice note, photo, post) of one user.
+type Item struct {
+	ID               uuid.UUID
+	UserID           uuid.UUID
+	Type             string
+	Title            string
+	Body             string
+	Summary          string
+	FolderID         *uuid.UUID
+	Tags             []string
+	MediaKind        *string
+	MediaKey         string
+	MediaContentType string
+	Transcription    *string
+	AISummary        *string
+	AITags           []string
+	ProcessingStatus string
+	ProcessingError  string
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+}
+
+// Folder groups a user's items; folders nest through ParentID.
+type Folder struct {
+	ID        uuid.UUID
+	UserID    uuid.UUID
+	Name      string
+	ParentID  *uuid.UUID
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Event is an entry of the durable content event log.
+type Event struct {
+	ID        int64
+	UserID    uuid.UUID
+	Type      string
+	ItemID    uuid.UUID
+	Payload   []byte // JSON of the single-item shape
+	CreatedAt time.Time
+}
+
+// RenderEvent turns an item, as committed, into an event payload. The store
+// calls it inside the write's transaction, so the event describes exactly
+// the state that was written.
+type RenderEvent func(Item) ([]byte, error)
+
+// ItemFilter selects a page of a user's items, newest first.
+type ItemFilter struct {
+	UserID   uuid.UUID
+	Type     string     // "" for any
+	FolderID *uuid.UUID // nil for any
+	// Q is a case-insensitive substring of title, body, summary or transcription.
+	Q      string
+	Limit  int
+	Offset int
+}
+
+// ContentStore persists items, folders and the event log. Every write that
+// changes an item appends its event in the same transaction.
+type ContentStore interface {
+	// CreateItem inserts item and appends an event of eventType.
+	CreateItem(ctx context.Context, item Item, eventType string, render RenderEvent) (Event, error)
+	// UpdateItem reads the user's item, applies mutate and writes it back with
+	// an event; ErrNotFound for another user's or an unknown item. mutate may
+	// return an error to abort.
+	UpdateItem(ctx context.Context, userID, id uuid.UUID, mutate func(*Item) error, eventType string, render RenderEvent) (Item, Event, error)
+	// DeleteItem deletes the user's item and appends its deletion event (at now).
+	DeleteItem(ctx context.Context, userID, id uuid.UUID, now time.Time, eventType string, render RenderEvent) (Item, Event, error)
+	GetItem(ctx context.Context, userID, id uuid.UUID) (Item, error)
+	// ListItems returns a page and the total number of matches.
+	ListItems(ctx context.Context, f ItemFilter) ([]Item, int, error)
+
+	CreateFolder(ctx context.Context, f Folder) error
+	GetFolder(ctx context.Context, userID, id uuid.UUID) (Folder, error)
+	ListFolders(ctx context.Context, userID uuid.UUID) ([]Folder, error)
+	// UpdateFolder applies mutate to the user's folder; ErrConflict when the
+	// new parent would make a cycle.
+	UpdateFolder(ctx context.Context, userID, id uuid.UUID, mutate func(*Folder) error) (Folder, error)
+	// DeleteFolder deletes a folder; with recursive, also its subfolders and
+	// every item in them (one deletion event each), else ErrConflict when it
+	// is not empty.
+	DeleteFolder(ctx context.Context, userID, id uuid.UUID, recursive bool, now time.Time, eventType string, render RenderEvent) ([]Event, error)
+
+	// EventsSince returns the user's events after afterID, oldest first, at most limit.
+	EventsSince(ctx context.Context, userID uuid.UUID, afterID int64, limit int) ([]Event, error)
+	// PruneEvents drops events created before cutoff.
+	PruneEvents(ctx context.Context, cutoff time.Time) error
+}

@@ -1,0 +1,465 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/stratahq/strata/impl/store"
+)
+
+const itemColumns = `id, user_id, type, title, body, summary, folder_id, tags, media_kind, media_key, media_content_type,
+	transcription, ai_summary, ai_tags, processing_status, processing_error, created_at, updated_at`
+
+func nullUUID(id *uuid.UUID) any {
+	if id == nil {
+		return nil
+	}
+	return id.String()
+}
+
+func nullString(s *string) any {
+	if s == nil {
+		return nil
+	}
+	return *s
+}
+
+func emptyToNull(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func jsonList(list []string) (string, error) {
+	if list == nil {
+		list = []string{}
+	}
+	b, err := json.Marshal(list)
+	return string(b), err
+}
+
+func scanItem(row interface{ Scan(...any) error }) (store.Item, error) {
+	var it store.Item
+	var id, user, folder, tags, aiTags, created, updated sql.NullString
+	var mediaKind, mediaKey, mediaType, transcription, aiSummary, procErr sql.NullString
+	if err := row.Scan(&id, &user, &it.Type, &it.Title, &it.Body, &it.Summary, &folder, &tags, &mediaKind, &mediaKey, &mediaType,
+		&transcription, &aiSummary, &aiTags, &it.ProcessingStatus, &procErr, &created, &updated); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return it, store.ErrNotFound
+		}
+		return it, fmt.Errorf("scan item: %w", err)
+	}
+	var err error
+	if it.ID, err = uuid.Parse(id.String); err != nil {
+		return it, err
+	}
+	if it.UserID, err = uuid.Parse(user.String); err != nil {
+		return it, err
+	}
+	if folder.Valid {
+		f, err := uuid.Parse(folder.String)
+		if err != nil {
+			return it, err
+		}
+		it.FolderID = &f
+	}
+	if err := json.Unmarshal([]byte(tags.String), &it.Tags); err != nil {
+		return it, fmt.Errorf("item tags: %w", err)
+	}
+	if err := json.Unmarshal([]byte(aiTags.String), &it.AITags); err != nil {
+		return it, fmt.Errorf("item ai tags: %w", err)
+	}
+	if mediaKind.Valid {
+		it.MediaKind = &mediaKind.String
+	}
+	it.MediaKey, it.MediaContentType, it.ProcessingError = mediaKey.String, mediaType.String, procErr.String
+	if transcription.Valid {
+		it.Transcription = &transcription.String
+	}
+	if aiSummary.Valid {
+		it.AISummary = &aiSummary.String
+	}
+	if it.CreatedAt, err = parseTime(created.String); err != nil {
+		return it, err
+	}
+	if it.UpdatedAt, err = parseTime(updated.String); err != nil {
+		return it, err
+	}
+	return it, nil
+}
+
+func getItem(ctx context.Context, q queryer, userID, id uuid.UUID) (store.Item, error) {
+	return scanItem(q.QueryRowContext(ctx, `SELECT `+itemColumns+` FROM items WHERE id = ? AND user_id = ?`, id.String(), userID.String()))
+}
+
+// appendEvent renders the item and appends the event in the caller's transaction.
+func appendEvent(ctx context.Context, tx *sql.Tx, item store.Item, eventType string, render store.RenderEvent, now time.Time) (store.Event, error) {
+	payload, err := render(item)
+	if err != nil {
+		return store.Event{}, fmt.Errorf("render event: %w", err)
+	}
+	ev := store.Event{UserID: item.UserID, Type: eventType, ItemID: item.ID, Payload: payload, CreatedAt: now}
+	res, err := tx.ExecContext(ctx, `INSERT INTO content_events (user_id, type, item_id, payload, created_at) VALUES (?, ?, ?, ?, ?)`,
+		item.UserID.String(), eventType, item.ID.String(), string(payload), fmtTime(now))
+	if err != nil {
+		return ev, fmt.Errorf("append event: %w", err)
+	}
+	if ev.ID, err = res.LastInsertId(); err != nil {
+		return ev, err
+	}
+	return ev, nil
+}
+
+// CreateItem implements store.ContentStore.
+func (s *Store) CreateItem(ctx context.Context, item store.Item, eventType string, render store.RenderEvent) (store.Event, error) {
+	var ev store.Event
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		tags, err := jsonList(item.Tags)
+		if err != nil {
+			return err
+		}
+		aiTags, err := jsonList(item.AITags)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO items (`+itemColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			item.ID.String(), item.UserID.String(), item.Type, item.Title, item.Body, item.Summary, nullUUID(item.FolderID), tags,
+			nullString(item.MediaKind), emptyToNull(item.MediaKey), emptyToNull(item.MediaContentType), nullString(item.Transcription),
+			nullString(item.AISummary), aiTags, item.ProcessingStatus, emptyToNull(item.ProcessingError),
+			fmtTime(item.CreatedAt), fmtTime(item.UpdatedAt)); err != nil {
+			return fmt.Errorf("insert item: %w", err)
+		}
+		ev, err = appendEvent(ctx, tx, item, eventType, render, item.UpdatedAt)
+		return err
+	})
+	return ev, err
+}
+
+// UpdateItem implements store.ContentStore.
+func (s *Store) UpdateItem(ctx context.Context, userID, id uuid.UUID, mutate func(*store.Item) error, eventType string, render store.RenderEvent) (store.Item, store.Event, error) {
+	var item store.Item
+	var ev store.Event
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if item, err = getItem(ctx, tx, userID, id); err != nil {
+			return err
+		}
+		if err := mutate(&item); err != nil {
+			return err
+		}
+		tags, err := jsonList(item.Tags)
+		if err != nil {
+			return err
+		}
+		aiTags, err := jsonList(item.AITags)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE items SET title = ?, body = ?, summary = ?, folder_id = ?, tags = ?, media_kind = ?,
+			media_key = ?, media_content_type = ?, transcription = ?, ai_summary = ?, ai_tags = ?, processing_status = ?,
+			processing_error = ?, updated_at = ? WHERE id = ? AND user_id = ?`,
+			item.Title, item.Body, item.Summary, nullUUID(item.FolderID), tags, nullString(item.MediaKind), emptyToNull(item.MediaKey),
+			emptyToNull(item.MediaContentType), nullString(item.Transcription), nullString(item.AISummary), aiTags,
+			item.ProcessingStatus, emptyToNull(item.ProcessingError), fmtTime(item.UpdatedAt), id.String(), userID.String()); err != nil {
+			return fmt.Errorf("update item: %w", err)
+		}
+		ev, err = appendEvent(ctx, tx, item, eventType, render, item.UpdatedAt)
+		return err
+	})
+	return item, ev, err
+}
+
+// DeleteItem implements store.ContentStore.
+func (s *Store) DeleteItem(ctx context.Context, userID, id uuid.UUID, now time.Time, eventType string, render store.RenderEvent) (store.Item, store.Event, error) {
+	var item store.Item
+	var ev store.Event
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if item, err = getItem(ctx, tx, userID, id); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM items WHERE id = ?`, id.String()); err != nil {
+			return fmt.Errorf("delete item: %w", err)
+		}
+		ev, err = appendEvent(ctx, tx, item, eventType, render, now)
+		return err
+	})
+	return item, ev, err
+}
+
+// GetItem implements store.ContentStore.
+func (s *Store) GetItem(ctx context.Context, userID, id uuid.UUID) (store.Item, error) {
+	return getItem(ctx, s.db, userID, id)
+}
+
+// minTrigram is the shortest q the trigram index can answer; shorter ones
+// scan the user's items with LIKE (ASCII case-insensitive).
+const minTrigram = 3
+
+// ListItems implements store.ContentStore.
+func (s *Store) ListItems(ctx context.Context, f store.ItemFilter) ([]store.Item, int, error) {
+	where := []string{"user_id = ?"}
+	args := []any{f.UserID.String()}
+	if f.Type != "" {
+		where = append(where, "type = ?")
+		args = append(args, f.Type)
+	}
+	if f.FolderID != nil {
+		where = append(where, "folder_id = ?")
+		args = append(args, f.FolderID.String())
+	}
+	if f.Q != "" {
+		if len([]rune(f.Q)) >= minTrigram {
+			// A quoted FTS5 string is matched as a phrase; with the trigram
+			// tokenizer that is a case-insensitive substring match.
+			where = append(where, "seq IN (SELECT rowid FROM items_fts WHERE items_fts MATCH ?)")
+			args = append(args, `"`+strings.ReplaceAll(f.Q, `"`, `""`)+`"`)
+		} else {
+			pattern := "%" + escapeLike(f.Q) + "%"
+			where = append(where, `(title LIKE ? ESCAPE '\' OR body LIKE ? ESCAPE '\' OR summary LIKE ? ESCAPE '\' OR coalesce(transcription, '') LIKE ? ESCAPE '\')`)
+			args = append(args, pattern, pattern, pattern, pattern)
+		}
+	}
+	cond := strings.Join(where, " AND ")
+	var total int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM items WHERE `+cond, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count items: %w", err)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+itemColumns+` FROM items WHERE `+cond+
+		` ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, f.Limit, f.Offset)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list items: %w", err)
+	}
+	defer rows.Close()
+	items := []store.Item{}
+	for rows.Next() {
+		it, err := scanItem(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		items = append(items, it)
+	}
+	return items, total, rows.Err()
+}
+
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// ─── folders ───
+
+const folderColumns = `id, user_id, name, parent_id, created_at, updated_at`
+
+func scanFolder(row interface{ Scan(...any) error }) (store.Folder, error) {
+	var f store.Folder
+	var id, user, created, updated string
+	var parent sql.NullString
+	if err := row.Scan(&id, &user, &f.Name, &parent, &created, &updated); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return f, store.ErrNotFound
+		}
+		return f, fmt.Errorf("scan folder: %w", err)
+	}
+	var err error
+	if f.ID, err = uuid.Parse(id); err != nil {
+		return f, err
+	}
+	if f.UserID, err = uuid.Parse(user); err != nil {
+		return f, err
+	}
+	if parent.Valid {
+		p, err := uuid.Parse(parent.String)
+		if err != nil {
+			return f, err
+		}
+		f.ParentID = &p
+	}
+	if f.CreatedAt, err = parseTime(created); err != nil {
+		return f, err
+	}
+	if f.UpdatedAt, err = parseTime(updated); err != nil {
+		return f, err
+	}
+	return f, nil
+}
+
+// CreateFolder implements store.ContentStore.
+func (s *Store) CreateFolder(ctx context.Context, f store.Folder) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO folders (`+folderColumns+`) VALUES (?, ?, ?, ?, ?, ?)`,
+		f.ID.String(), f.UserID.String(), f.Name, nullUUID(f.ParentID), fmtTime(f.CreatedAt), fmtTime(f.UpdatedAt))
+	if err != nil {
+		return fmt.Errorf("insert folder: %w", err)
+	}
+	return nil
+}
+
+func getFolder(ctx context.Context, q queryer, userID, id uuid.UUID) (store.Folder, error) {
+	return scanFolder(q.QueryRowContext(ctx, `SELECT `+folderColumns+` FROM folders WHERE id = ? AND user_id = ?`, id.String(), userID.String()))
+}
+
+// GetFolder implements store.ContentStore.
+func (s *Store) GetFolder(ctx context.Context, userID, id uuid.UUID) (store.Folder, error) {
+	return getFolder(ctx, s.db, userID, id)
+}
+
+// ListFolders implements store.ContentStore: by name, then id.
+func (s *Store) ListFolders(ctx context.Context, userID uuid.UUID) ([]store.Folder, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+folderColumns+` FROM folders WHERE user_id = ? ORDER BY name, id`, userID.String())
+	if err != nil {
+		return nil, fmt.Errorf("list folders: %w", err)
+	}
+	defer rows.Close()
+	out := []store.Folder{}
+	for rows.Next() {
+		f, err := scanFolder(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
+
+// UpdateFolder implements store.ContentStore.
+func (s *Store) UpdateFolder(ctx context.Context, userID, id uuid.UUID, mutate func(*store.Folder) error) (store.Folder, error) {
+	var f store.Folder
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if f, err = getFolder(ctx, tx, userID, id); err != nil {
+			return err
+		}
+		if err := mutate(&f); err != nil {
+			return err
+		}
+		// Walk up from the new parent: reaching the folder itself is a cycle.
+		for p := f.ParentID; p != nil; {
+			if *p == id {
+				return store.ErrConflict
+			}
+			parent, err := getFolder(ctx, tx, userID, *p)
+			if err != nil {
+				return err
+			}
+			p = parent.ParentID
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE folders SET name = ?, parent_id = ?, updated_at = ? WHERE id = ?`,
+			f.Name, nullUUID(f.ParentID), fmtTime(f.UpdatedAt), id.String())
+		if err != nil {
+			return fmt.Errorf("update folder: %w", err)
+		}
+		return nil
+	})
+	return f, err
+}
+
+// DeleteFolder implements store.ContentStore.
+func (s *Store) DeleteFolder(ctx context.Context, userID, id uuid.UUID, recursive bool, now time.Time, eventType string, render store.RenderEvent) ([]store.Event, error) {
+	var events []store.Event
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := getFolder(ctx, tx, userID, id); err != nil {
+			return err
+		}
+		// The folder and all its descendants, deepest last.
+		rows, err := tx.QueryContext(ctx, `WITH RECURSIVE tree(id) AS (
+				SELECT ? UNION ALL SELECT f.id FROM folders f JOIN tree t ON f.parent_id = t.id)
+			SELECT id FROM tree`, id.String())
+		if err != nil {
+			return fmt.Errorf("folder tree: %w", err)
+		}
+		var tree []string
+		for rows.Next() {
+			var fid string
+			if err := rows.Scan(&fid); err != nil {
+				rows.Close()
+				return err
+			}
+			tree = append(tree, fid)
+		}
+		rows.Close()
+		placeholders := strings.TrimSuffix(strings.Repeat("?,", len(tree)), ",")
+		treeArgs := make([]any, len(tree))
+		for i, fid := range tree {
+			treeArgs[i] = fid
+		}
+		var items []store.Item
+		itemRows, err := tx.QueryContext(ctx, `SELECT `+itemColumns+` FROM items WHERE folder_id IN (`+placeholders+`) ORDER BY created_at, id`, treeArgs...)
+		if err != nil {
+			return fmt.Errorf("folder items: %w", err)
+		}
+		for itemRows.Next() {
+			it, err := scanItem(itemRows)
+			if err != nil {
+				itemRows.Close()
+				return err
+			}
+			items = append(items, it)
+		}
+		itemRows.Close()
+		if !recursive && (len(tree) > 1 || len(items) > 0) {
+			return store.ErrConflict
+		}
+		for _, it := range items {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM items WHERE id = ?`, it.ID.String()); err != nil {
+				return fmt.Errorf("delete item: %w", err)
+			}
+			ev, err := appendEvent(ctx, tx, it, eventType, render, now)
+			if err != nil {
+				return err
+			}
+			events = append(events, ev)
+		}
+		// Children before parents, so parent_id references never dangle.
+		for i := len(tree) - 1; i >= 0; i-- {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM folders WHERE id = ?`, tree[i]); err != nil {
+				return fmt.Errorf("delete folder: %w", err)
+			}
+		}
+		return nil
+	})
+	return events, err
+}
+
+// ─── events ───
+
+// EventsSince implements store.ContentStore.
+func (s *Store) EventsSince(ctx context.Context, userID uuid.UUID, afterID int64, limit int) ([]store.Event, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, type, item_id, payload, created_at FROM content_events
+		WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?`, userID.String(), afterID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("events since: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Event
+	for rows.Next() {
+		ev := store.Event{UserID: userID}
+		var item, payload, created string
+		if err := rows.Scan(&ev.ID, &ev.Type, &item, &payload, &created); err != nil {
+			return nil, fmt.Errorf("scan event: %w", err)
+		}
+		if ev.ItemID, err = uuid.Parse(item); err != nil {
+			return nil, err
+		}
+		ev.Payload = []byte(payload)
+		if ev.CreatedAt, err = parseTime(created); err != nil {
+			return nil, err
+		}
+		out = append(out, ev)
+	}
+	return out, rows.Err()
+}
+
+// PruneEvents implements store.ContentStore.
+func (s *Store) PruneEvents(ctx context.Context, cutoff time.Time) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM content_events WHERE created_at < ?`, fmtTime(cutoff)); err != nil {
+		return fmt.Errorf("prune events: %w", err)
+	}
+	return nil
+}
