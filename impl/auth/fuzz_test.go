@@ -15,8 +15,8 @@ import (
 // forges another user or tenant.
 func FuzzAuthenticate(f *testing.F) {
 	e := newEnv(f, nil)
-	u, tn := e.user("fuzz@example.com", "correct horse", principal.TierFree)
-	s := e.signIn("fuzz@example.com", "correct horse")
+	u, tn := e.User("fuzz@example.com", "correct horse", principal.TierFree)
+	s := e.SignIn("fuzz@example.com", "correct horse")
 	parts := strings.Split(s.AccessToken, ".")
 	for _, seed := range []string{
 		s.AccessToken,
@@ -33,7 +33,7 @@ func FuzzAuthenticate(f *testing.F) {
 		if token, ok := auth.BearerToken("Bearer " + input); ok {
 			input = token
 		}
-		p, err := e.app.Auth().Authenticate(context.Background(), input)
+		p, err := e.App.Auth().Authenticate(context.Background(), input)
 		if err != nil {
 			return
 		}

@@ -16,9 +16,9 @@ import (
 func TestTenantIsolationOnDataPlatform(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	e.user("a@example.com", "correct horse", principal.TierFree)
-	_, tb := e.user("b@example.com", "correct horse", principal.TierFree)
-	a := e.signIn("a@example.com", "correct horse")
+	e.User("a@example.com", "correct horse", principal.TierFree)
+	_, tb := e.User("b@example.com", "correct horse", principal.TierFree)
+	a := e.SignIn("a@example.com", "correct horse")
 
 	for name, tenant := range map[string]string{
 		"missing":        "",
@@ -29,76 +29,76 @@ func TestTenantIsolationOnDataPlatform(t *testing.T) {
 		if tenant != "" {
 			headers = append(headers, "X-Tenant-Id", tenant)
 		}
-		r := e.call("GET", "/api/data-platform/schema", "", headers...)
-		if r.status != 403 || r.json(t)["error"] != "forbidden" {
-			t.Errorf("%s X-Tenant-Id: %d %s, want 403 forbidden", name, r.status, r.body)
+		r := e.Call("GET", "/api/data-platform/schema", "", headers...)
+		if r.Status != 403 || r.JSON(t)["error"] != "forbidden" {
+			t.Errorf("%s X-Tenant-Id: %d %s, want 403 forbidden", name, r.Status, r.Body)
 		}
 	}
 	// The tenant's own id passes the check (whatever the operation answers next).
-	r := e.call("GET", "/api/data-platform/schema", "", append(bearer(a.AccessToken), "X-Tenant-Id", a.User.AppMetadata.TenantID)...)
-	if r.status == 403 || r.status == 401 {
-		t.Fatalf("own tenant refused: %d %s", r.status, r.body)
+	r := e.Call("GET", "/api/data-platform/schema", "", append(bearer(a.AccessToken), "X-Tenant-Id", a.User.AppMetadata.TenantID)...)
+	if r.Status == 403 || r.Status == 401 {
+		t.Fatalf("own tenant refused: %d %s", r.Status, r.Body)
 	}
 	// Content ignores X-Tenant-Id.
-	r = e.call("GET", "/api/auth/v1/user", "", append(bearer(a.AccessToken), "X-Tenant-Id", tb.ID.String())...)
-	if r.status != 200 {
-		t.Fatalf("auth endpoint with a foreign X-Tenant-Id: %d", r.status)
+	r = e.Call("GET", "/api/auth/v1/user", "", append(bearer(a.AccessToken), "X-Tenant-Id", tb.ID.String())...)
+	if r.Status != 200 {
+		t.Fatalf("auth endpoint with a foreign X-Tenant-Id: %d", r.Status)
 	}
 }
 
 func TestQuotasPerTierAreCountedSeparately(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	e.user("free@example.com", "correct horse", principal.TierFree)
-	e.user("pro@example.com", "correct horse", principal.TierPro)
-	free := e.signIn("free@example.com", "correct horse")
-	pro := e.signIn("pro@example.com", "correct horse")
+	e.User("free@example.com", "correct horse", principal.TierFree)
+	e.User("pro@example.com", "correct horse", principal.TierPro)
+	free := e.SignIn("free@example.com", "correct horse")
+	pro := e.SignIn("pro@example.com", "correct horse")
 	dp := func(s session) response {
-		return e.call("GET", "/api/data-platform/schema", "", append(bearer(s.AccessToken), "X-Tenant-Id", s.User.AppMetadata.TenantID)...)
+		return e.Call("GET", "/api/data-platform/schema", "", append(bearer(s.AccessToken), "X-Tenant-Id", s.User.AppMetadata.TenantID)...)
 	}
-	content := func(s session) response { return e.call("GET", "/api/content", "", bearer(s.AccessToken)...) }
+	content := func(s session) response { return e.Call("GET", "/api/content", "", bearer(s.AccessToken)...) }
 
 	for i := range 30 {
 		r := dp(free)
-		if r.status == 429 {
+		if r.Status == 429 {
 			t.Fatalf("request %d of 30 refused", i+1)
 		}
-		if got := r.header.Get("RateLimit-Remaining"); got != strconv.Itoa(29-i) {
+		if got := r.Header.Get("RateLimit-Remaining"); got != strconv.Itoa(29-i) {
 			t.Fatalf("request %d: RateLimit-Remaining %q, want %d", i+1, got, 29-i)
 		}
 	}
 	r := dp(free)
 	expectError(t, r, http.StatusTooManyRequests, "RATE_LIMITED")
-	if r.header.Get("Retry-After") != "2" || r.header.Get("RateLimit-Limit") != "30" || r.header.Get("RateLimit-Remaining") != "0" ||
-		r.header.Get("RateLimit-Reset") == "" {
-		t.Fatalf("429 headers: %v", r.header)
+	if r.Header.Get("Retry-After") != "2" || r.Header.Get("RateLimit-Limit") != "30" || r.Header.Get("RateLimit-Remaining") != "0" ||
+		r.Header.Get("RateLimit-Reset") == "" {
+		t.Fatalf("429 headers: %v", r.Header)
 	}
 	// Content has its own quota.
-	if r := content(free); r.status != 200 && r.status != 501 {
-		t.Fatalf("content after data-platform quota: %d %s", r.status, r.body)
+	if r := content(free); r.Status != 200 && r.Status != 501 {
+		t.Fatalf("content after data-platform quota: %d %s", r.Status, r.Body)
 	}
 	// The bucket refills at 30/min: one request every 2 s.
-	e.clock.Advance(2 * time.Second)
-	if r := dp(free); r.status == 429 {
+	e.Clock.Advance(2 * time.Second)
+	if r := dp(free); r.Status == 429 {
 		t.Fatal("refused after the refill interval")
 	}
 	// Pro: 300 per minute.
 	for i := range 300 {
-		if r := dp(pro); r.status == 429 {
+		if r := dp(pro); r.Status == 429 {
 			t.Fatalf("pro request %d of 300 refused", i+1)
 		}
 	}
 	expectError(t, dp(pro), http.StatusTooManyRequests, "RATE_LIMITED")
 
 	// Content: 60 per user per minute on free, whatever the session.
-	e.user("reader@example.com", "correct horse", principal.TierFree)
-	first, second := e.signIn("reader@example.com", "correct horse"), e.signIn("reader@example.com", "correct horse")
+	e.User("reader@example.com", "correct horse", principal.TierFree)
+	first, second := e.SignIn("reader@example.com", "correct horse"), e.SignIn("reader@example.com", "correct horse")
 	for i := range 60 {
 		s := first
 		if i%2 == 1 {
 			s = second
 		}
-		if r := content(s); r.status == 429 {
+		if r := content(s); r.Status == 429 {
 			t.Fatalf("content request %d of 60 refused", i+1)
 		}
 	}
@@ -108,93 +108,93 @@ func TestQuotasPerTierAreCountedSeparately(t *testing.T) {
 func TestPasswordBruteForceProtection(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	e.user("target@example.com", "correct horse", principal.TierFree)
+	e.User("target@example.com", "correct horse", principal.TierFree)
 	for range 10 {
-		expectOAuth(t, e.password("target@example.com", "guess"), "invalid_grant", "invalid_credentials")
+		expectOAuth(t, e.Password("target@example.com", "guess"), "invalid_grant", "invalid_credentials")
 	}
-	r := e.password("target@example.com", "correct horse")
+	r := e.Password("target@example.com", "correct horse")
 	expectError(t, r, http.StatusTooManyRequests, "RATE_LIMITED")
-	if r.header.Get("Retry-After") == "" {
+	if r.Header.Get("Retry-After") == "" {
 		t.Fatal("no Retry-After")
 	}
-	e.clock.Advance(5*time.Minute + time.Second)
-	if r := e.password("target@example.com", "correct horse"); r.status != 200 {
-		t.Fatalf("after the window: %d %s", r.status, r.body)
+	e.Clock.Advance(5*time.Minute + time.Second)
+	if r := e.Password("target@example.com", "correct horse"); r.Status != 200 {
+		t.Fatalf("after the window: %d %s", r.Status, r.Body)
 	}
 
 	// Per client IP: 10 failures a minute across any emails.
 	e2 := newEnv(t, nil)
-	e2.user("other@example.com", "correct horse", principal.TierFree)
+	e2.User("other@example.com", "correct horse", principal.TierFree)
 	for i := range 10 {
-		e2.password(fmt.Sprintf("spray%d@example.com", i), "guess")
+		e2.Password(fmt.Sprintf("spray%d@example.com", i), "guess")
 	}
-	expectError(t, e2.password("other@example.com", "correct horse"), http.StatusTooManyRequests, "RATE_LIMITED")
-	e2.clock.Advance(61 * time.Second)
-	if r := e2.password("other@example.com", "correct horse"); r.status != 200 {
-		t.Fatalf("after the IP window: %d %s", r.status, r.body)
+	expectError(t, e2.Password("other@example.com", "correct horse"), http.StatusTooManyRequests, "RATE_LIMITED")
+	e2.Clock.Advance(61 * time.Second)
+	if r := e2.Password("other@example.com", "correct horse"); r.Status != 200 {
+		t.Fatalf("after the IP window: %d %s", r.Status, r.Body)
 	}
 }
 
 func TestPersonalAccessTokenLifecycle(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	u, tn := e.user("pat@example.com", "correct horse", principal.TierFree)
-	e.user("mallory@example.com", "correct horse", principal.TierFree)
-	s := e.signIn("pat@example.com", "correct horse")
-	m := e.signIn("mallory@example.com", "correct horse")
+	u, tn := e.User("pat@example.com", "correct horse", principal.TierFree)
+	e.User("mallory@example.com", "correct horse", principal.TierFree)
+	s := e.SignIn("pat@example.com", "correct horse")
+	m := e.SignIn("mallory@example.com", "correct horse")
 
-	r := e.call("POST", "/api/auth/v1/personal-access-tokens", `{"name":"ci"}`, bearer(s.AccessToken)...)
-	if r.status != 201 {
-		t.Fatalf("create: %d %s", r.status, r.body)
+	r := e.Call("POST", "/api/auth/v1/personal-access-tokens", `{"name":"ci"}`, bearer(s.AccessToken)...)
+	if r.Status != 201 {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
 	}
 	var created struct {
 		ID, Name, Prefix, Token string
 		LastUsedAt              *time.Time `json:"lastUsedAt"`
 	}
-	_ = json.Unmarshal(r.body, &created)
+	_ = json.Unmarshal(r.Body, &created)
 	if len(created.Token) < 40 || created.Token[:11] != "strata_pat_" || created.Token[:len(created.Prefix)] != created.Prefix || created.LastUsedAt != nil {
 		t.Fatalf("created %+v", created)
 	}
 
 	// The PAT works wherever a bearer token does, data platform included.
-	r = e.call("GET", "/api/auth/v1/user", "", bearer(created.Token)...)
-	if r.status != 200 || r.json(t)["id"] != u.ID.String() {
-		t.Fatalf("GET /user with PAT: %d %s", r.status, r.body)
+	r = e.Call("GET", "/api/auth/v1/user", "", bearer(created.Token)...)
+	if r.Status != 200 || r.JSON(t)["id"] != u.ID.String() {
+		t.Fatalf("GET /user with PAT: %d %s", r.Status, r.Body)
 	}
-	r = e.call("GET", "/api/data-platform/schema", "", append(bearer(created.Token), "X-Tenant-Id", tn.ID.String())...)
-	if r.status == 401 || r.status == 403 {
-		t.Fatalf("data platform with PAT: %d %s", r.status, r.body)
+	r = e.Call("GET", "/api/data-platform/schema", "", append(bearer(created.Token), "X-Tenant-Id", tn.ID.String())...)
+	if r.Status == 401 || r.Status == 403 {
+		t.Fatalf("data platform with PAT: %d %s", r.Status, r.Body)
 	}
 
 	// Listed without the secret, with the last use recorded.
-	r = e.call("GET", "/api/auth/v1/personal-access-tokens", "", bearer(s.AccessToken)...)
-	if r.status != 200 || containsBytes(r.body, created.Token) || !containsBytes(r.body, created.ID) || !containsBytes(r.body, `"lastUsedAt":"2026`) {
-		t.Fatalf("list: %d %s", r.status, r.body)
+	r = e.Call("GET", "/api/auth/v1/personal-access-tokens", "", bearer(s.AccessToken)...)
+	if r.Status != 200 || containsBytes(r.Body, created.Token) || !containsBytes(r.Body, created.ID) || !containsBytes(r.Body, `"lastUsedAt":"2026`) {
+		t.Fatalf("list: %d %s", r.Status, r.Body)
 	}
 	// A PAT cannot manage PATs; another user cannot revoke it.
-	expectError(t, e.call("POST", "/api/auth/v1/personal-access-tokens", `{"name":"child"}`, bearer(created.Token)...), 403, "FORBIDDEN")
-	expectError(t, e.call("DELETE", "/api/auth/v1/personal-access-tokens/"+created.ID, "", bearer(m.AccessToken)...), 404, "not_found")
+	expectError(t, e.Call("POST", "/api/auth/v1/personal-access-tokens", `{"name":"child"}`, bearer(created.Token)...), 403, "FORBIDDEN")
+	expectError(t, e.Call("DELETE", "/api/auth/v1/personal-access-tokens/"+created.ID, "", bearer(m.AccessToken)...), 404, "not_found")
 
-	if r := e.call("DELETE", "/api/auth/v1/personal-access-tokens/"+created.ID, "", bearer(s.AccessToken)...); r.status != 204 {
-		t.Fatalf("revoke: %d %s", r.status, r.body)
+	if r := e.Call("DELETE", "/api/auth/v1/personal-access-tokens/"+created.ID, "", bearer(s.AccessToken)...); r.Status != 204 {
+		t.Fatalf("revoke: %d %s", r.Status, r.Body)
 	}
-	expectError(t, e.call("GET", "/api/auth/v1/user", "", bearer(created.Token)...), 401, "UNAUTHENTICATED")
-	expectError(t, e.call("DELETE", "/api/auth/v1/personal-access-tokens/"+created.ID, "", bearer(s.AccessToken)...), 404, "not_found")
-	expectError(t, e.call("GET", "/api/auth/v1/user", "", bearer("strata_pat_forged")...), 401, "UNAUTHENTICATED")
+	expectError(t, e.Call("GET", "/api/auth/v1/user", "", bearer(created.Token)...), 401, "UNAUTHENTICATED")
+	expectError(t, e.Call("DELETE", "/api/auth/v1/personal-access-tokens/"+created.ID, "", bearer(s.AccessToken)...), 404, "not_found")
+	expectError(t, e.Call("GET", "/api/auth/v1/user", "", bearer("strata_pat_forged")...), 401, "UNAUTHENTICATED")
 
 	// Expiry.
-	exp := e.clock.Now().Add(time.Hour).Format(time.RFC3339)
-	r = e.call("POST", "/api/auth/v1/personal-access-tokens", `{"name":"short","expiresAt":"`+exp+`"}`, bearer(s.AccessToken)...)
-	_ = json.Unmarshal(r.body, &created)
-	e.clock.Advance(30 * time.Minute)
-	if r := e.call("GET", "/api/auth/v1/user", "", bearer(created.Token)...); r.status != 200 {
-		t.Fatalf("PAT before expiry: %d", r.status)
+	exp := e.Clock.Now().Add(time.Hour).Format(time.RFC3339)
+	r = e.Call("POST", "/api/auth/v1/personal-access-tokens", `{"name":"short","expiresAt":"`+exp+`"}`, bearer(s.AccessToken)...)
+	_ = json.Unmarshal(r.Body, &created)
+	e.Clock.Advance(30 * time.Minute)
+	if r := e.Call("GET", "/api/auth/v1/user", "", bearer(created.Token)...); r.Status != 200 {
+		t.Fatalf("PAT before expiry: %d", r.Status)
 	}
-	e.clock.Advance(31 * time.Minute)
-	expectError(t, e.call("GET", "/api/auth/v1/user", "", bearer(created.Token)...), 401, "UNAUTHENTICATED")
-	past := e.clock.Now().Add(-time.Minute).Format(time.RFC3339)
-	s = e.signIn("pat@example.com", "correct horse")
-	expectError(t, e.call("POST", "/api/auth/v1/personal-access-tokens", `{"name":"past","expiresAt":"`+past+`"}`, bearer(s.AccessToken)...), 400, "validation_error")
+	e.Clock.Advance(31 * time.Minute)
+	expectError(t, e.Call("GET", "/api/auth/v1/user", "", bearer(created.Token)...), 401, "UNAUTHENTICATED")
+	past := e.Clock.Now().Add(-time.Minute).Format(time.RFC3339)
+	s = e.SignIn("pat@example.com", "correct horse")
+	expectError(t, e.Call("POST", "/api/auth/v1/personal-access-tokens", `{"name":"past","expiresAt":"`+past+`"}`, bearer(s.AccessToken)...), 400, "validation_error")
 }
 
 func containsBytes(b []byte, s string) bool { return s != "" && strings.Contains(string(b), s) }
@@ -203,17 +203,17 @@ func TestAdminCreatesAreValidated(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	ctx := context.Background()
-	if _, err := e.app.Auth().CreateTenant(ctx, "x", principal.Tier("gold")); err == nil {
+	if _, err := e.App.Auth().CreateTenant(ctx, "x", principal.Tier("gold")); err == nil {
 		t.Fatal("tier gold accepted")
 	}
-	if _, err := e.app.Auth().CreateTenant(ctx, "  ", principal.TierFree); err == nil {
+	if _, err := e.App.Auth().CreateTenant(ctx, "  ", principal.TierFree); err == nil {
 		t.Fatal("empty name accepted")
 	}
-	tn, _ := e.app.Auth().CreateTenant(ctx, "ok", principal.TierFree)
-	if _, err := e.app.Auth().CreateUser(ctx, tn.ID, "dup@example.com", "correct horse"); err != nil {
+	tn, _ := e.App.Auth().CreateTenant(ctx, "ok", principal.TierFree)
+	if _, err := e.App.Auth().CreateUser(ctx, tn.ID, "dup@example.com", "correct horse"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.app.Auth().CreateUser(ctx, tn.ID, "DUP@example.com", "correct horse"); err == nil {
+	if _, err := e.App.Auth().CreateUser(ctx, tn.ID, "DUP@example.com", "correct horse"); err == nil {
 		t.Fatal("duplicate email (other case) accepted")
 	}
 }

@@ -26,16 +26,15 @@ import (
 	"github.com/stratahq/strata/impl/server"
 )
 
-func base64URL(s string) ([]byte, error) { return base64.RawURLEncoding.DecodeString(s) }
 
 func TestPasswordGrantIssuesAGoTrueSession(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	u, tn := e.user("Ada@Example.com", "correct horse", principal.TierPro)
+	u, tn := e.User("Ada@Example.com", "correct horse", principal.TierPro)
 
 	// Email is case-insensitive.
-	s := e.signIn("ada@example.COM", "correct horse")
-	if s.TokenType != "bearer" || s.ExpiresIn != 3600 || s.ExpiresAt != e.clock.Now().Add(time.Hour).Unix() ||
+	s := e.SignIn("ada@example.COM", "correct horse")
+	if s.TokenType != "bearer" || s.ExpiresIn != 3600 || s.ExpiresAt != e.Clock.Now().Add(time.Hour).Unix() ||
 		s.RefreshToken == "" || s.AccessToken == "" {
 		t.Fatalf("session %+v", s)
 	}
@@ -53,9 +52,9 @@ func TestPasswordGrantIssuesAGoTrueSession(t *testing.T) {
 	}
 	claims := decodeSegment(t, parts[1])
 	want := map[string]any{
-		"iss": e.app.Config().Issuer(), "sub": u.ID.String(), "aud": "authenticated", "role": "authenticated",
+		"iss": e.App.Config().Issuer(), "sub": u.ID.String(), "aud": "authenticated", "role": "authenticated",
 		"aal": "aal1", "email": "Ada@Example.com", "tenant_id": tn.ID.String(), "is_anonymous": false,
-		"iat": float64(e.clock.Now().Unix()), "exp": float64(e.clock.Now().Add(time.Hour).Unix()),
+		"iat": float64(e.Clock.Now().Unix()), "exp": float64(e.Clock.Now().Add(time.Hour).Unix()),
 	}
 	for k, v := range want {
 		if claims[k] != v {
@@ -68,48 +67,48 @@ func TestPasswordGrantIssuesAGoTrueSession(t *testing.T) {
 		}
 	}
 	// The token works on an authenticated endpoint.
-	r := e.call("GET", "/api/auth/v1/user", "", bearer(s.AccessToken)...)
-	if r.status != 200 || r.json(t)["id"] != u.ID.String() {
-		t.Fatalf("GET /user: %d %s", r.status, r.body)
+	r := e.Call("GET", "/api/auth/v1/user", "", bearer(s.AccessToken)...)
+	if r.Status != 200 || r.JSON(t)["id"] != u.ID.String() {
+		t.Fatalf("GET /user: %d %s", r.Status, r.Body)
 	}
 }
 
 func TestWrongPasswordAndUnknownEmailAnswerIdentically(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	e.user("known@example.com", "correct horse", principal.TierFree)
-	wrong := e.password("known@example.com", "battery staple")
-	unknown := e.password("nobody@example.com", "battery staple")
+	e.User("known@example.com", "correct horse", principal.TierFree)
+	wrong := e.Password("known@example.com", "battery staple")
+	unknown := e.Password("nobody@example.com", "battery staple")
 	expectOAuth(t, wrong, "invalid_grant", "invalid_credentials")
-	if string(wrong.body) != string(unknown.body) || wrong.status != unknown.status {
-		t.Fatalf("responses differ:\n%s\n%s", wrong.body, unknown.body)
+	if string(wrong.Body) != string(unknown.Body) || wrong.Status != unknown.Status {
+		t.Fatalf("responses differ:\n%s\n%s", wrong.Body, unknown.Body)
 	}
 }
 
 func TestTokenEndpointErrors(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	r := e.call("POST", "/api/auth/v1/token?grant_type=client_credentials", `{}`)
+	r := e.Call("POST", "/api/auth/v1/token?grant_type=client_credentials", `{}`)
 	expectOAuth(t, r, "unsupported_grant_type", "validation_failed")
-	r = e.call("POST", "/api/auth/v1/token?grant_type=password", `{"email":"a@example.com"}`)
+	r = e.Call("POST", "/api/auth/v1/token?grant_type=password", `{"email":"a@example.com"}`)
 	expectOAuth(t, r, "invalid_request", "validation_failed")
-	r = e.call("POST", "/api/auth/v1/token?grant_type=refresh_token", `{}`)
+	r = e.Call("POST", "/api/auth/v1/token?grant_type=refresh_token", `{}`)
 	expectOAuth(t, r, "invalid_request", "validation_failed")
-	expectOAuth(t, e.refresh("never-issued"), "invalid_grant", "refresh_token_not_found")
+	expectOAuth(t, e.Refresh("never-issued"), "invalid_grant", "refresh_token_not_found")
 }
 
 func TestRefreshRotationReuseGraceAndReuseDetection(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	e.user("rot@example.com", "correct horse", principal.TierFree)
-	first := e.signIn("rot@example.com", "correct horse")
+	e.User("rot@example.com", "correct horse", principal.TierFree)
+	first := e.SignIn("rot@example.com", "correct horse")
 
-	r := e.refresh(first.RefreshToken)
-	if r.status != 200 {
-		t.Fatalf("refresh: %d %s", r.status, r.body)
+	r := e.Refresh(first.RefreshToken)
+	if r.Status != 200 {
+		t.Fatalf("refresh: %d %s", r.Status, r.Body)
 	}
 	var second session
-	_ = json.Unmarshal(r.body, &second)
+	_ = json.Unmarshal(r.Body, &second)
 	if second.RefreshToken == "" || second.RefreshToken == first.RefreshToken || second.AccessToken == "" {
 		t.Fatalf("refresh did not rotate: %+v", second)
 	}
@@ -119,38 +118,38 @@ func TestRefreshRotationReuseGraceAndReuseDetection(t *testing.T) {
 	}
 
 	// Re-use within 10 s: the same successor (a second tab agrees).
-	e.clock.Advance(9 * time.Second)
-	r = e.refresh(first.RefreshToken)
+	e.Clock.Advance(9 * time.Second)
+	r = e.Refresh(first.RefreshToken)
 	var again session
-	_ = json.Unmarshal(r.body, &again)
-	if r.status != 200 || again.RefreshToken != second.RefreshToken {
-		t.Fatalf("re-use within grace: %d, token %q want %q", r.status, again.RefreshToken, second.RefreshToken)
+	_ = json.Unmarshal(r.Body, &again)
+	if r.Status != 200 || again.RefreshToken != second.RefreshToken {
+		t.Fatalf("re-use within grace: %d, token %q want %q", r.Status, again.RefreshToken, second.RefreshToken)
 	}
 
 	// Re-use after the grace period: the whole session is revoked.
-	e.clock.Advance(2 * time.Second)
-	expectOAuth(t, e.refresh(first.RefreshToken), "invalid_grant", "refresh_token_already_used")
-	expectOAuth(t, e.refresh(second.RefreshToken), "invalid_grant", "session_expired")
+	e.Clock.Advance(2 * time.Second)
+	expectOAuth(t, e.Refresh(first.RefreshToken), "invalid_grant", "refresh_token_already_used")
+	expectOAuth(t, e.Refresh(second.RefreshToken), "invalid_grant", "session_expired")
 	// The access tokens stay valid until they expire (stateless JWTs).
-	if r := e.call("GET", "/api/auth/v1/user", "", bearer(second.AccessToken)...); r.status != 200 {
-		t.Fatalf("access token after revocation: %d", r.status)
+	if r := e.Call("GET", "/api/auth/v1/user", "", bearer(second.AccessToken)...); r.Status != 200 {
+		t.Fatalf("access token after revocation: %d", r.Status)
 	}
 }
 
 func TestRefreshTokenExpiresAfter30Days(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	e.user("old@example.com", "correct horse", principal.TierFree)
-	s := e.signIn("old@example.com", "correct horse")
-	e.clock.Advance(30*24*time.Hour + time.Second)
-	expectOAuth(t, e.refresh(s.RefreshToken), "invalid_grant", "session_expired")
+	e.User("old@example.com", "correct horse", principal.TierFree)
+	s := e.SignIn("old@example.com", "correct horse")
+	e.Clock.Advance(30*24*time.Hour + time.Second)
+	expectOAuth(t, e.Refresh(s.RefreshToken), "invalid_grant", "session_expired")
 }
 
 func TestConcurrentRefreshesShareOneSuccessor(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	e.user("tabs@example.com", "correct horse", principal.TierFree)
-	s := e.signIn("tabs@example.com", "correct horse")
+	e.User("tabs@example.com", "correct horse", principal.TierFree)
+	s := e.SignIn("tabs@example.com", "correct horse")
 
 	const tabs = 8
 	tokens := make([]string, tabs)
@@ -159,9 +158,9 @@ func TestConcurrentRefreshesShareOneSuccessor(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := e.refresh(s.RefreshToken)
+			r := e.Refresh(s.RefreshToken)
 			var got session
-			if r.status == 200 && json.Unmarshal(r.body, &got) == nil {
+			if r.Status == 200 && json.Unmarshal(r.Body, &got) == nil {
 				tokens[i] = got.RefreshToken
 			}
 		}()
@@ -173,64 +172,64 @@ func TestConcurrentRefreshesShareOneSuccessor(t *testing.T) {
 		}
 	}
 	// And the one family continues.
-	if r := e.refresh(tokens[0]); r.status != 200 {
-		t.Fatalf("refresh of the shared successor: %d %s", r.status, r.body)
+	if r := e.Refresh(tokens[0]); r.Status != 200 {
+		t.Fatalf("refresh of the shared successor: %d %s", r.Status, r.Body)
 	}
 }
 
 func TestLogoutRevokesRefreshTokens(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	e.user("out@example.com", "correct horse", principal.TierFree)
-	a := e.signIn("out@example.com", "correct horse")
-	b := e.signIn("out@example.com", "correct horse")
+	e.User("out@example.com", "correct horse", principal.TierFree)
+	a := e.SignIn("out@example.com", "correct horse")
+	b := e.SignIn("out@example.com", "correct horse")
 
-	if r := e.call("POST", "/api/auth/v1/logout", "", bearer(a.AccessToken)...); r.status != 204 {
-		t.Fatalf("logout: %d %s", r.status, r.body)
+	if r := e.Call("POST", "/api/auth/v1/logout", "", bearer(a.AccessToken)...); r.Status != 204 {
+		t.Fatalf("logout: %d %s", r.Status, r.Body)
 	}
-	expectOAuth(t, e.refresh(a.RefreshToken), "invalid_grant", "session_expired")
-	if r := e.refresh(b.RefreshToken); r.status != 200 {
-		t.Fatalf("local logout revoked another session: %d", r.status)
+	expectOAuth(t, e.Refresh(a.RefreshToken), "invalid_grant", "session_expired")
+	if r := e.Refresh(b.RefreshToken); r.Status != 200 {
+		t.Fatalf("local logout revoked another session: %d", r.Status)
 	}
-	c := e.signIn("out@example.com", "correct horse")
-	if r := e.call("POST", "/api/auth/v1/logout?scope=global", "", bearer(c.AccessToken)...); r.status != 204 {
-		t.Fatalf("global logout: %d", r.status)
+	c := e.SignIn("out@example.com", "correct horse")
+	if r := e.Call("POST", "/api/auth/v1/logout?scope=global", "", bearer(c.AccessToken)...); r.Status != 204 {
+		t.Fatalf("global logout: %d", r.Status)
 	}
-	expectOAuth(t, e.refresh(c.RefreshToken), "invalid_grant", "session_expired")
-	if r := e.call("POST", "/api/auth/v1/logout?scope=everything", "", bearer(c.AccessToken)...); r.status != 400 {
-		t.Fatalf("bad scope: %d", r.status)
+	expectOAuth(t, e.Refresh(c.RefreshToken), "invalid_grant", "session_expired")
+	if r := e.Call("POST", "/api/auth/v1/logout?scope=everything", "", bearer(c.AccessToken)...); r.Status != 400 {
+		t.Fatalf("bad scope: %d", r.Status)
 	}
-	expectError(t, e.call("POST", "/api/auth/v1/logout", ""), 401, "UNAUTHENTICATED")
+	expectError(t, e.Call("POST", "/api/auth/v1/logout", ""), 401, "UNAUTHENTICATED")
 }
 
 func TestSignup(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	r := e.call("POST", "/api/auth/v1/signup", `{"email":"new@example.com","password":"correct horse","data":{"name":"Nova"}}`)
-	if r.status != 200 {
-		t.Fatalf("signup: %d %s", r.status, r.body)
+	r := e.Call("POST", "/api/auth/v1/signup", `{"email":"new@example.com","password":"correct horse","data":{"name":"Nova"}}`)
+	if r.Status != 200 {
+		t.Fatalf("signup: %d %s", r.Status, r.Body)
 	}
 	var s session
-	_ = json.Unmarshal(r.body, &s)
+	_ = json.Unmarshal(r.Body, &s)
 	if s.AccessToken == "" || s.User.AppMetadata.Tier != "free" || s.User.AppMetadata.TenantID == "" {
 		t.Fatalf("signup session %+v", s)
 	}
 	// A tenant of its own.
-	other := e.call("POST", "/api/auth/v1/signup", `{"email":"other@example.com","password":"correct horse"}`)
+	other := e.Call("POST", "/api/auth/v1/signup", `{"email":"other@example.com","password":"correct horse"}`)
 	var s2 session
-	_ = json.Unmarshal(other.body, &s2)
+	_ = json.Unmarshal(other.Body, &s2)
 	if s2.User.AppMetadata.TenantID == s.User.AppMetadata.TenantID {
 		t.Fatal("two signups share a tenant")
 	}
-	expectError(t, e.call("POST", "/api/auth/v1/signup", `{"email":"NEW@example.com","password":"correct horse"}`), 422, "user_already_exists")
-	expectError(t, e.call("POST", "/api/auth/v1/signup", `{"email":"short@example.com","password":"abc"}`), 400, "validation_error")
-	expectError(t, e.call("POST", "/api/auth/v1/signup", `{"email":"not-an-email","password":"correct horse"}`), 400, "validation_error")
-	if r := e.call("GET", "/api/auth/v1/user", "", bearer(s.AccessToken)...); r.status != 200 || r.json(t)["user_metadata"].(map[string]any)["name"] != "Nova" {
-		t.Fatalf("user after signup: %d %s", r.status, r.body)
+	expectError(t, e.Call("POST", "/api/auth/v1/signup", `{"email":"NEW@example.com","password":"correct horse"}`), 422, "user_already_exists")
+	expectError(t, e.Call("POST", "/api/auth/v1/signup", `{"email":"short@example.com","password":"abc"}`), 400, "validation_error")
+	expectError(t, e.Call("POST", "/api/auth/v1/signup", `{"email":"not-an-email","password":"correct horse"}`), 400, "validation_error")
+	if r := e.Call("GET", "/api/auth/v1/user", "", bearer(s.AccessToken)...); r.Status != 200 || r.JSON(t)["user_metadata"].(map[string]any)["name"] != "Nova" {
+		t.Fatalf("user after signup: %d %s", r.Status, r.Body)
 	}
 
 	off := newEnv(t, func(c *server.Config) { c.DisableSignup = true })
-	expectError(t, off.call("POST", "/api/auth/v1/signup", `{"email":"x@example.com","password":"correct horse"}`), 403, "FORBIDDEN")
+	expectError(t, off.Call("POST", "/api/auth/v1/signup", `{"email":"x@example.com","password":"correct horse"}`), 403, "FORBIDDEN")
 }
 
 // forge signs claims with key under alg and kid.
@@ -258,7 +257,7 @@ func forge(t *testing.T, alg jwa.SignatureAlgorithm, key any, kid string, claims
 // serverKey returns the server's current signing key, read from its store.
 func serverKey(t *testing.T, e *env) (*ecdsa.PrivateKey, string) {
 	t.Helper()
-	keys, err := e.app.Store().SigningKeys(context.Background(), e.clock.Now())
+	keys, err := e.App.Store().SigningKeys(context.Background(), e.Clock.Now())
 	if err != nil || len(keys) == 0 {
 		t.Fatalf("signing keys: %v", err)
 	}
@@ -270,8 +269,8 @@ func serverKey(t *testing.T, e *env) (*ecdsa.PrivateKey, string) {
 }
 
 func validClaims(e *env, userID, tenantID string) map[string]any {
-	now := e.clock.Now()
-	return map[string]any{"iss": e.app.Config().Issuer(), "sub": userID, "aud": "authenticated",
+	now := e.Clock.Now()
+	return map[string]any{"iss": e.App.Config().Issuer(), "sub": userID, "aud": "authenticated",
 		"tenant_id": tenantID, "iat": now.Unix(), "exp": now.Add(time.Hour).Unix()}
 }
 
@@ -279,14 +278,14 @@ func TestVerificationRefusesForgedAndBrokenTokens(t *testing.T) {
 	t.Parallel()
 	const secret = "an-hs256-secret-of-at-least-32-characters"
 	e := newEnv(t, nil)
-	u, tn := e.user("v@example.com", "correct horse", principal.TierFree)
-	s := e.signIn("v@example.com", "correct horse")
+	u, tn := e.User("v@example.com", "correct horse", principal.TierFree)
+	s := e.SignIn("v@example.com", "correct horse")
 	key, kid := serverKey(t, e)
 	claims := validClaims(e, u.ID.String(), tn.ID.String())
 	parts := strings.Split(s.AccessToken, ".")
 
-	jwksResp := e.call("GET", "/api/auth/v1/.well-known/jwks.json", "")
-	set, err := jwk.Parse(jwksResp.body)
+	jwksResp := e.Call("GET", "/api/auth/v1/.well-known/jwks.json", "")
+	set, err := jwk.Parse(jwksResp.Body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,23 +321,23 @@ func TestVerificationRefusesForgedAndBrokenTokens(t *testing.T) {
 		"signed by another key":           forge(t, jwa.ES256(), otherKey, kid, claims),
 		"no exp":                          forge(t, jwa.ES256(), key, kid, with("exp", nil)),
 		"unknown tenant":                  forge(t, jwa.ES256(), key, kid, with("tenant_id", "00000000-0000-4000-8000-000000000000")),
-		"not before in the future":        forge(t, jwa.ES256(), key, kid, with("nbf", e.clock.Now().Add(10*time.Minute).Unix())),
+		"not before in the future":        forge(t, jwa.ES256(), key, kid, with("nbf", e.Clock.Now().Add(10*time.Minute).Unix())),
 		"garbage":                         "not.a.jwt",
 		"empty segments":                  "..",
 	}
 	for name, token := range cases {
-		r := e.call("GET", "/api/auth/v1/user", "", bearer(token)...)
-		if r.status != 401 || r.json(t)["error"] != "UNAUTHENTICATED" {
-			t.Errorf("%s: %d %s, want 401 UNAUTHENTICATED", name, r.status, r.body)
+		r := e.Call("GET", "/api/auth/v1/user", "", bearer(token)...)
+		if r.Status != 401 || r.JSON(t)["error"] != "UNAUTHENTICATED" {
+			t.Errorf("%s: %d %s, want 401 UNAUTHENTICATED", name, r.Status, r.Body)
 		}
 	}
 	// The control: a token forged with the real key and valid claims passes,
 	// so the refusals above are about what each case changed.
-	if r := e.call("GET", "/api/auth/v1/user", "", bearer(forge(t, jwa.ES256(), key, kid, claims))...); r.status != 200 {
-		t.Fatalf("control token refused: %d %s", r.status, r.body)
+	if r := e.Call("GET", "/api/auth/v1/user", "", bearer(forge(t, jwa.ES256(), key, kid, claims))...); r.Status != 200 {
+		t.Fatalf("control token refused: %d %s", r.Status, r.Body)
 	}
 	for _, h := range []string{"", "Bearer", "Basic dXNlcjpwYXNz", "Bearer " + strings.Repeat("a", 9000)} {
-		r := e.call("GET", "/api/auth/v1/user", "", "Authorization", h)
+		r := e.Call("GET", "/api/auth/v1/user", "", "Authorization", h)
 		expectError(t, r, 401, "UNAUTHENTICATED")
 	}
 }
@@ -355,49 +354,49 @@ func ecdsaKey() (*ecdsa.PrivateKey, error) {
 func TestExpiryAndLeeway(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	e.user("exp@example.com", "correct horse", principal.TierFree)
-	s := e.signIn("exp@example.com", "correct horse")
-	e.clock.Advance(time.Hour + 20*time.Second) // within the 30 s leeway
-	if r := e.call("GET", "/api/auth/v1/user", "", bearer(s.AccessToken)...); r.status != 200 {
-		t.Fatalf("within leeway: %d %s", r.status, r.body)
+	e.User("exp@example.com", "correct horse", principal.TierFree)
+	s := e.SignIn("exp@example.com", "correct horse")
+	e.Clock.Advance(time.Hour + 20*time.Second) // within the 30 s leeway
+	if r := e.Call("GET", "/api/auth/v1/user", "", bearer(s.AccessToken)...); r.Status != 200 {
+		t.Fatalf("within leeway: %d %s", r.Status, r.Body)
 	}
-	e.clock.Advance(11 * time.Second)
-	expectError(t, e.call("GET", "/api/auth/v1/user", "", bearer(s.AccessToken)...), 401, "TOKEN_EXPIRED")
+	e.Clock.Advance(11 * time.Second)
+	expectError(t, e.Call("GET", "/api/auth/v1/user", "", bearer(s.AccessToken)...), 401, "TOKEN_EXPIRED")
 	// A forged expired token is UNAUTHENTICATED, not TOKEN_EXPIRED: only a
 	// valid signature earns the "refresh it" hint.
 	parts := strings.Split(s.AccessToken, ".")
-	expectError(t, e.call("GET", "/api/auth/v1/user", "", bearer(parts[0]+"."+parts[1]+".AAAA")...), 401, "UNAUTHENTICATED")
+	expectError(t, e.Call("GET", "/api/auth/v1/user", "", bearer(parts[0]+"."+parts[1]+".AAAA")...), 401, "UNAUTHENTICATED")
 }
 
 func TestHS256AcceptedOnlyWithTheConfiguredSecret(t *testing.T) {
 	t.Parallel()
 	const secret = "an-hs256-secret-of-at-least-32-characters"
 	e := newEnv(t, func(c *server.Config) { c.JWTSecret = secret })
-	u, tn := e.user("hs@example.com", "correct horse", principal.TierFree)
+	u, tn := e.User("hs@example.com", "correct horse", principal.TierFree)
 	claims := validClaims(e, u.ID.String(), tn.ID.String())
-	if r := e.call("GET", "/api/auth/v1/user", "", bearer(forge(t, jwa.HS256(), []byte(secret), "", claims))...); r.status != 200 {
-		t.Fatalf("HS256 with the secret: %d %s", r.status, r.body)
+	if r := e.Call("GET", "/api/auth/v1/user", "", bearer(forge(t, jwa.HS256(), []byte(secret), "", claims))...); r.Status != 200 {
+		t.Fatalf("HS256 with the secret: %d %s", r.Status, r.Body)
 	}
-	r := e.call("GET", "/api/auth/v1/user", "", bearer(forge(t, jwa.HS256(), []byte(secret+"x"), "", claims))...)
+	r := e.Call("GET", "/api/auth/v1/user", "", bearer(forge(t, jwa.HS256(), []byte(secret+"x"), "", claims))...)
 	expectError(t, r, 401, "UNAUTHENTICATED")
 	// The secret is never published.
-	if jwks := e.call("GET", "/api/auth/v1/.well-known/jwks.json", ""); strings.Contains(string(jwks.body), `"oct"`) ||
-		strings.Contains(string(jwks.body), base64.RawURLEncoding.EncodeToString([]byte(secret))) {
-		t.Fatalf("JWKS leaks the HMAC secret: %s", jwks.body)
+	if jwks := e.Call("GET", "/api/auth/v1/.well-known/jwks.json", ""); strings.Contains(string(jwks.Body), `"oct"`) ||
+		strings.Contains(string(jwks.Body), base64.RawURLEncoding.EncodeToString([]byte(secret))) {
+		t.Fatalf("JWKS leaks the HMAC secret: %s", jwks.Body)
 	}
 }
 
 func TestJWKSHasPublicKeysOnly(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	r := e.call("GET", "/api/auth/v1/.well-known/jwks.json", "")
-	if r.status != 200 {
-		t.Fatalf("jwks: %d", r.status)
+	r := e.Call("GET", "/api/auth/v1/.well-known/jwks.json", "")
+	if r.Status != 200 {
+		t.Fatalf("jwks: %d", r.Status)
 	}
 	var set struct {
 		Keys []map[string]any `json:"keys"`
 	}
-	_ = json.Unmarshal(r.body, &set)
+	_ = json.Unmarshal(r.Body, &set)
 	if len(set.Keys) != 1 {
 		t.Fatalf("keys: %v", set.Keys)
 	}
@@ -410,31 +409,31 @@ func TestJWKSHasPublicKeysOnly(t *testing.T) {
 func TestKeyRotationKeepsOldTokensValidUntilExpiry(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	e.user("keys@example.com", "correct horse", principal.TierFree)
-	before := e.signIn("keys@example.com", "correct horse")
+	e.User("keys@example.com", "correct horse", principal.TierFree)
+	before := e.SignIn("keys@example.com", "correct horse")
 	oldKID := decodeSegment(t, strings.Split(before.AccessToken, ".")[0])["kid"]
 
 	ctx := context.Background()
-	newKID, err := e.app.Auth().RotateKeys(ctx, e.clock.Now(), time.Hour+time.Minute)
+	newKID, err := e.App.Auth().RotateKeys(ctx, e.Clock.Now(), time.Hour+time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	after := e.signIn("keys@example.com", "correct horse")
+	after := e.SignIn("keys@example.com", "correct horse")
 	if got := decodeSegment(t, strings.Split(after.AccessToken, ".")[0])["kid"]; got != newKID {
 		t.Fatalf("new token kid %v, want %s", got, newKID)
 	}
-	jwks := string(e.call("GET", "/api/auth/v1/.well-known/jwks.json", "").body)
+	jwks := string(e.Call("GET", "/api/auth/v1/.well-known/jwks.json", "").Body)
 	if !strings.Contains(jwks, newKID) || !strings.Contains(jwks, oldKID.(string)) {
 		t.Fatalf("JWKS after rotation lacks a key: %s", jwks)
 	}
-	e.clock.Advance(50 * time.Minute)
+	e.Clock.Advance(50 * time.Minute)
 	for name, tok := range map[string]string{"old": before.AccessToken, "new": after.AccessToken} {
-		if r := e.call("GET", "/api/auth/v1/user", "", bearer(tok)...); r.status != 200 {
-			t.Fatalf("%s token after rotation: %d %s", name, r.status, r.body)
+		if r := e.Call("GET", "/api/auth/v1/user", "", bearer(tok)...); r.Status != 200 {
+			t.Fatalf("%s token after rotation: %d %s", name, r.Status, r.Body)
 		}
 	}
-	e.clock.Advance(15 * time.Minute) // past the old key's retention
-	if jwks := string(e.call("GET", "/api/auth/v1/.well-known/jwks.json", "").body); strings.Contains(jwks, oldKID.(string)) {
+	e.Clock.Advance(15 * time.Minute) // past the old key's retention
+	if jwks := string(e.Call("GET", "/api/auth/v1/.well-known/jwks.json", "").Body); strings.Contains(jwks, oldKID.(string)) {
 		t.Fatalf("retired key still published: %s", jwks)
 	}
 }
@@ -472,7 +471,7 @@ func TestExternalJWKS(t *testing.T) {
 		c.JWKSURL = idp.URL
 		c.JWTIssuers = []string{idpIssuer}
 	})
-	u, tn := e.user("ext@example.com", "correct horse", principal.TierFree)
+	u, tn := e.User("ext@example.com", "correct horse", principal.TierFree)
 	claims := validClaims(e, u.ID.String(), tn.ID.String())
 	claims["iss"] = idpIssuer
 	delete(claims, "tenant_id")
@@ -483,29 +482,29 @@ func TestExternalJWKS(t *testing.T) {
 	good := forge(t, jwa.RS256(), rsaKey, "idp-1", claims)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		r := e.call("GET", "/api/auth/v1/user", "", bearer(good)...)
-		if r.status == 200 {
+		r := e.Call("GET", "/api/auth/v1/user", "", bearer(good)...)
+		if r.Status == 200 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("external RS256 token: %d %s", r.status, r.body)
+			t.Fatalf("external RS256 token: %d %s", r.Status, r.Body)
 		}
-		e.clock.Advance(11 * time.Second) // lets the unknown-kid refetch run again
+		e.Clock.Advance(11 * time.Second) // lets the unknown-kid refetch run again
 		time.Sleep(20 * time.Millisecond) // polling interval
 	}
 	// Our issuer is not accepted on the IdP's keys, nor the IdP's on ours.
-	claims["iss"] = e.app.Config().Issuer()
-	expectError(t, e.call("GET", "/api/auth/v1/user", "", bearer(forge(t, jwa.RS256(), rsaKey, "idp-1", claims))...), 401, "UNAUTHENTICATED")
+	claims["iss"] = e.App.Config().Issuer()
+	expectError(t, e.Call("GET", "/api/auth/v1/user", "", bearer(forge(t, jwa.RS256(), rsaKey, "idp-1", claims))...), 401, "UNAUTHENTICATED")
 	claims["iss"] = idpIssuer
 	// RS256 key used as HS256 secret: refused.
 	pubDER, _ := x509.MarshalPKIXPublicKey(&rsaKey.PublicKey)
-	expectError(t, e.call("GET", "/api/auth/v1/user", "", bearer(forge(t, jwa.HS256(), pubDER, "idp-1", claims))...), 401, "UNAUTHENTICATED")
+	expectError(t, e.Call("GET", "/api/auth/v1/user", "", bearer(forge(t, jwa.HS256(), pubDER, "idp-1", claims))...), 401, "UNAUTHENTICATED")
 
 	// Unknown kids trigger at most one refetch per interval.
 	before := fetches.Load()
 	for i := range 20 {
 		tok := forge(t, jwa.RS256(), rsaKey, fmt.Sprintf("made-up-%d", i), claims)
-		expectError(t, e.call("GET", "/api/auth/v1/user", "", bearer(tok)...), 401, "UNAUTHENTICATED")
+		expectError(t, e.Call("GET", "/api/auth/v1/user", "", bearer(tok)...), 401, "UNAUTHENTICATED")
 	}
 	if got := fetches.Load() - before; got > 1 {
 		t.Fatalf("20 unknown kids caused %d refetches, want at most 1", got)

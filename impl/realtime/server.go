@@ -232,16 +232,33 @@ func (c *client) run(queryToken string, since int64) (websocket.StatusCode, stri
 	}
 }
 
-// readAuth waits for the first message, which must authenticate.
+// readAuth waits for the first message, which must authenticate. The
+// timeout is a timer, not the Read's context: coder/websocket drops the
+// connection without a close frame when a Read's context expires, and the
+// client must see 4401.
 func (c *client) readAuth() (string, error) {
-	ctx, cancel := context.WithTimeout(c.ctx, c.srv.opts.AuthTimeout)
-	defer cancel()
-	_, data, err := c.conn.Read(ctx)
-	if err != nil {
+	type result struct {
+		data []byte
+		err  error
+	}
+	got := make(chan result, 1)
+	go func() {
+		_, data, err := c.conn.Read(c.ctx)
+		got <- result{data, err}
+	}()
+	timer := time.NewTimer(c.srv.opts.AuthTimeout)
+	defer timer.Stop()
+	var res result
+	select {
+	case res = <-got:
+	case <-timer.C:
+		return "", errors.New("no auth message in time")
+	}
+	if res.err != nil {
 		return "", errors.New("no auth message")
 	}
 	var m clientMessage
-	if json.Unmarshal(data, &m) != nil || m.Type != "auth" || m.Token == "" {
+	if json.Unmarshal(res.data, &m) != nil || m.Type != "auth" || m.Token == "" {
 		return "", errors.New(`first message must be {"type":"auth","token":"..."}`)
 	}
 	return m.Token, nil

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/stratahq/strata/impl/realtime"
 )
 
 // Config is everything `strata serve` is configured with. Zero values take
@@ -44,6 +46,12 @@ type Config struct {
 	Now func() time.Time
 	// BcryptCost overrides the password hashing cost (tests lower it).
 	BcryptCost int
+	// Events tunes the WebSocket endpoint (timeouts, pings); zero values take
+	// the defaults of DECISIONS.md. Origins and clock come from this config.
+	Events realtime.Options
+	// EventBuffer is how far a WebSocket client may fall behind before it is
+	// dropped (default 256).
+	EventBuffer int
 }
 
 // Issuer is the "iss" of the tokens the server issues.

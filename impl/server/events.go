@@ -31,8 +31,9 @@ func (w wsAuthenticator) Authenticate(ctx context.Context, token string) (uuid.U
 // 426 upgrade_required and a bad ?since= 400, both in the error shape,
 // before the WebSocket handshake.
 func (a *App) eventsHandler() http.Handler {
-	ws := realtime.NewServer(a.hub, wsAuthenticator{a.auth}, content.EventLog{Store: a.store}, a.logger,
-		realtime.Options{OriginPatterns: originPatterns(a.cfg.CORSOrigins), Now: a.cfg.Now})
+	opts := a.cfg.Events
+	opts.OriginPatterns, opts.Now = originPatterns(a.cfg.CORSOrigins), a.cfg.Now
+	ws := realtime.NewServer(a.hub, wsAuthenticator{a.auth}, content.EventLog{Store: a.store}, a.logger, opts)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
 			w.Header().Set("Upgrade", "websocket")

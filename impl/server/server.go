@@ -76,7 +76,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*App, error) {
 		_ = st.Close()
 		return nil, fmt.Errorf("auth: %w", err)
 	}
-	app.hub = realtime.NewHub(realtime.DefaultBuffer)
+	app.hub = realtime.NewHub(cfg.EventBuffer)
 	app.content = content.NewService(st, app.hub, cfg.BaseURL, cfg.Now)
 	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
 	app.stopBackground = stop
