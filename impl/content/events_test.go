@@ -30,13 +30,13 @@ type wsMessage struct {
 	Data   json.RawMessage `json:"data"`
 }
 
-func dial(t *testing.T, e *testenv.Env, query string) *websocket.Conn {
+func dial(t testing.TB, e *testenv.Env, query string) *websocket.Conn {
 	t.Helper()
 	return dialWith(t, e, query, nil)
 }
 
 // dialWith dials with opts; a nil opts uses the defaults.
-func dialWith(t *testing.T, e *testenv.Env, query string, opts *websocket.DialOptions) *websocket.Conn {
+func dialWith(t testing.TB, e *testenv.Env, query string, opts *websocket.DialOptions) *websocket.Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

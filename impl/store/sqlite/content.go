@@ -204,42 +204,75 @@ func (s *Store) GetItem(ctx context.Context, userID, id uuid.UUID) (store.Item, 
 // scan the user's items with LIKE (ASCII case-insensitive).
 const minTrigram = 3
 
+// ftsDrivenPageMax is the number of matches up to which a search page is
+// read from the full-text index and sorted; above it, walking the user's
+// newest-first index and stopping at the page is cheaper (measured at 100k
+// items: 0.8 ms vs 7 ms for 100 matches, 38 ms vs 12 ms for 90k).
+const ftsDrivenPageMax = 2000
+
 // ListItems implements store.ContentStore.
 func (s *Store) ListItems(ctx context.Context, f store.ItemFilter) ([]store.Item, int, error) {
-	where := []string{"user_id = ?"}
+	where := []string{"items.user_id = ?"}
 	args := []any{f.UserID.String()}
 	if f.Type != "" {
-		where = append(where, "type = ?")
+		where = append(where, "items.type = ?")
 		args = append(args, f.Type)
 	}
 	if f.FolderID != nil {
-		where = append(where, "folder_id = ?")
+		where = append(where, "items.folder_id = ?")
 		args = append(args, f.FolderID.String())
 	}
-	if f.Q != "" {
-		if len([]rune(f.Q)) >= minTrigram {
-			// A quoted FTS5 string is matched as a phrase; with the trigram
-			// tokenizer that is a case-insensitive substring match.
-			where = append(where, "seq IN (SELECT rowid FROM items_fts WHERE items_fts MATCH ?)")
-			args = append(args, `"`+strings.ReplaceAll(f.Q, `"`, `""`)+`"`)
-		} else {
-			pattern := "%" + escapeLike(f.Q) + "%"
-			where = append(where, `(title LIKE ? ESCAPE '\' OR body LIKE ? ESCAPE '\' OR summary LIKE ? ESCAPE '\' OR coalesce(transcription, '') LIKE ? ESCAPE '\')`)
-			args = append(args, pattern, pattern, pattern, pattern)
-		}
+	useFTS := f.Q != "" && len([]rune(f.Q)) >= minTrigram
+	var match string
+	if useFTS {
+		// A quoted FTS5 string is matched as a phrase; with the trigram
+		// tokenizer that is a case-insensitive substring match.
+		match = `"` + strings.ReplaceAll(f.Q, `"`, `""`) + `"`
+	} else if f.Q != "" {
+		pattern := "%" + escapeLike(f.Q) + "%"
+		where = append(where, `(items.title LIKE ? ESCAPE '\' OR items.body LIKE ? ESCAPE '\' OR items.summary LIKE ? ESCAPE '\' OR coalesce(items.transcription, '') LIKE ? ESCAPE '\')`)
+		args = append(args, pattern, pattern, pattern, pattern)
 	}
 	cond := strings.Join(where, " AND ")
+
 	var total int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM items WHERE `+cond, args...).Scan(&total); err != nil {
+	var err error
+	switch {
+	case useFTS:
+		err = s.db.QueryRowContext(ctx, `SELECT count(*) FROM items_fts JOIN items ON items.seq = items_fts.rowid
+			WHERE items_fts MATCH ? AND `+cond, append([]any{match}, args...)...).Scan(&total)
+	case len(where) == 1:
+		err = s.db.QueryRowContext(ctx, `SELECT coalesce((SELECT n FROM item_counts WHERE user_id = ?), 0)`, f.UserID.String()).Scan(&total)
+	default:
+		err = s.db.QueryRowContext(ctx, `SELECT count(*) FROM items WHERE `+cond, args...).Scan(&total)
+	}
+	if err != nil {
 		return nil, 0, fmt.Errorf("count items: %w", err)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+itemColumns+` FROM items WHERE `+cond+
-		` ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, f.Limit, f.Offset)...)
+	items := []store.Item{}
+	if total == 0 || f.Offset >= total {
+		return items, total, nil
+	}
+
+	page := []any{f.Limit, f.Offset}
+	var rows *sql.Rows
+	switch {
+	case useFTS && total <= ftsDrivenPageMax:
+		rows, err = s.db.QueryContext(ctx, `SELECT `+qualified(itemColumns)+` FROM items_fts JOIN items ON items.seq = items_fts.rowid
+			WHERE items_fts MATCH ? AND `+cond+` ORDER BY items.created_at DESC, items.id DESC LIMIT ? OFFSET ?`,
+			append(append([]any{match}, args...), page...)...)
+	case useFTS:
+		rows, err = s.db.QueryContext(ctx, `SELECT `+itemColumns+` FROM items WHERE `+cond+`
+			AND items.seq IN (SELECT rowid FROM items_fts WHERE items_fts MATCH ?)
+			ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append(append(args, match), page...)...)
+	default:
+		rows, err = s.db.QueryContext(ctx, `SELECT `+itemColumns+` FROM items WHERE `+cond+
+			` ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, page...)...)
+	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("list items: %w", err)
 	}
 	defer rows.Close()
-	items := []store.Item{}
 	for rows.Next() {
 		it, err := scanItem(rows)
 		if err != nil {
@@ -248,6 +281,15 @@ func (s *Store) ListItems(ctx context.Context, f store.ItemFilter) ([]store.Item
 		items = append(items, it)
 	}
 	return items, total, rows.Err()
+}
+
+// qualified prefixes each column of a list with "items.".
+func qualified(columns string) string {
+	parts := strings.Split(columns, ",")
+	for i, p := range parts {
+		parts[i] = "items." + strings.TrimSpace(p)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func escapeLike(s string) string {

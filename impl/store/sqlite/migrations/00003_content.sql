@@ -39,6 +39,24 @@ CREATE INDEX items_user_created ON items (user_id, created_at DESC, id DESC);
 CREATE INDEX items_user_type_created ON items (user_id, type, created_at DESC, id DESC);
 CREATE INDEX items_user_folder_created ON items (user_id, folder_id, created_at DESC, id DESC);
 
+-- Items per user, kept by triggers, so the unfiltered list's total is one
+-- lookup instead of counting an index of 100k entries.
+CREATE TABLE item_counts (
+    user_id TEXT PRIMARY KEY,
+    n       INTEGER NOT NULL
+) STRICT;
+-- +goose StatementBegin
+CREATE TRIGGER item_counts_insert AFTER INSERT ON items BEGIN
+    INSERT INTO item_counts (user_id, n) VALUES (new.user_id, 1)
+    ON CONFLICT (user_id) DO UPDATE SET n = n + 1;
+END;
+-- +goose StatementEnd
+-- +goose StatementBegin
+CREATE TRIGGER item_counts_delete AFTER DELETE ON items BEGIN
+    UPDATE item_counts SET n = n - 1 WHERE user_id = old.user_id;
+END;
+-- +goose StatementEnd
+
 -- Case-insensitive substring search (q) over title, body, summary and
 -- transcription: trigram full-text index, kept in sync by triggers.
 CREATE VIRTUAL TABLE items_fts USING fts5(
@@ -81,6 +99,9 @@ CREATE INDEX content_events_created ON content_events (created_at);
 
 -- +goose Down
 DROP TABLE content_events;
+DROP TRIGGER item_counts_delete;
+DROP TRIGGER item_counts_insert;
+DROP TABLE item_counts;
 DROP TRIGGER items_fts_update;
 DROP TRIGGER items_fts_delete;
 DROP TRIGGER items_fts_insert;
