@@ -26,7 +26,6 @@ import (
 	"github.com/stratahq/strata/impl/server"
 )
 
-
 func TestPasswordGrantIssuesAGoTrueSession(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
