@@ -39,6 +39,7 @@ func newServeCommand() *cobra.Command {
 	f.StringVar(&cfg.JWTSecret, "jwt-secret", "", "accept legacy HS256 tokens signed with this secret (at least 32 characters)")
 	f.StringSliceVar(&cfg.JWTIssuers, "jwt-issuer", nil, "issuers accepted on external (JWKS or HS256) tokens (default: this server's issuer)")
 	f.BoolVar(&cfg.DisableSignup, "disable-signup", false, "switch off POST /api/auth/v1/signup")
+	f.StringVar(&cfg.BlobURL, "blob-url", "", "gocloud.dev/blob URL for uploads, e.g. s3://bucket (default: {data-dir}/blobs)")
 	f.BoolVar(&demo, "demo", false, "on an empty store, create a demo tenant and user and print how to log in")
 	return cmd
 }

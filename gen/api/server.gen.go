@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"mime/multipart"
 	"net/http"
 	"strings"
@@ -1033,12 +1032,6 @@ type SearchContentParams struct {
 	Type *ContentType `form:"type,omitempty" json:"type,omitempty"`
 }
 
-// GetContentMediaParams defines parameters for GetContentMedia.
-type GetContentMediaParams struct {
-	// Range A single byte range, RFC 9110 (e.g. `bytes=0-1023`).
-	Range *string `json:"Range,omitempty"`
-}
-
 // ListRelatedParams defines parameters for ListRelated.
 type ListRelatedParams struct {
 	// Limit Maximum number of items, 1 to 50.
@@ -1324,9 +1317,6 @@ type ServerInterface interface {
 	// UpdateContent Update a content item
 	// (PATCH /api/content/{id})
 	UpdateContent(w http.ResponseWriter, r *http.Request, id openapi_types.UUID)
-	// GetContentMedia Download an item's media
-	// (GET /api/content/{id}/media)
-	GetContentMedia(w http.ResponseWriter, r *http.Request, id openapi_types.UUID, params GetContentMediaParams)
 	// ListRelated Related items
 	// (GET /api/content/{id}/related)
 	ListRelated(w http.ResponseWriter, r *http.Request, id openapi_types.UUID, params ListRelatedParams)
@@ -1887,56 +1877,6 @@ func (siw *ServerInterfaceWrapper) UpdateContent(w http.ResponseWriter, r *http.
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.UpdateContent(w, r, id)
-	}))
-
-	for _, middleware := range siw.HandlerMiddlewares {
-		handler = middleware(handler)
-	}
-
-	handler.ServeHTTP(w, r)
-}
-
-// GetContentMedia operation middleware
-func (siw *ServerInterfaceWrapper) GetContentMedia(w http.ResponseWriter, r *http.Request) {
-
-	var err error
-	_ = err
-
-	// ------------- Path parameter "id" -------------
-	var id openapi_types.UUID
-
-	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
-	if err != nil {
-		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
-		return
-	}
-
-	// Parameter object where we will unmarshal all parameters from the context
-	var params GetContentMediaParams
-
-	headers := r.Header
-
-	// ------------- Optional header parameter "Range" -------------
-	if valueList, found := headers[http.CanonicalHeaderKey("Range")]; found {
-		var Range string
-		n := len(valueList)
-		if n != 1 {
-			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Range", Count: n})
-			return
-		}
-
-		err = runtime.BindStyledParameterWithOptions("simple", "Range", valueList[0], &Range, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
-		if err != nil {
-			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Range", Err: err})
-			return
-		}
-
-		params.Range = &Range
-
-	}
-
-	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.GetContentMedia(w, r, id, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -2564,7 +2504,6 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/content/{id}", wrapper.GetContent)
 	m.HandleFunc(http.MethodPatch+" "+options.BaseURL+"/api/content/{id}", wrapper.UpdateContent)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/content/{id}/related", wrapper.ListRelated)
-	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/content/{id}/media", wrapper.GetContentMedia)
 
 	return m
 }
@@ -4065,20 +4004,6 @@ func (response UploadPhoto500JSONResponse) VisitUploadPhotoResponse(w http.Respo
 	return err
 }
 
-type UploadPhoto501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response UploadPhoto501JSONResponse) VisitUploadPhotoResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(501)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type SearchContentRequestObject struct {
 	Params SearchContentParams
 }
@@ -4297,20 +4222,6 @@ func (response UploadVoiceNote500JSONResponse) VisitUploadVoiceNoteResponse(w ht
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type UploadVoiceNote501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response UploadVoiceNote501JSONResponse) VisitUploadVoiceNoteResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(501)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4624,182 +4535,6 @@ func (response UpdateContent500JSONResponse) VisitUpdateContentResponse(w http.R
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type GetContentMediaRequestObject struct {
-	ID     openapi_types.UUID `json:"id"`
-	Params GetContentMediaParams
-}
-
-type GetContentMediaResponseObject interface {
-	VisitGetContentMediaResponse(w http.ResponseWriter) error
-}
-
-type GetContentMedia200ResponseHeaders struct {
-	AcceptRanges *string
-}
-
-type GetContentMedia200AsteriskResponse struct {
-	Body          io.Reader
-	Headers       GetContentMedia200ResponseHeaders
-	ContentType   string
-	ContentLength int64
-}
-
-func (response GetContentMedia200AsteriskResponse) VisitGetContentMediaResponse(w http.ResponseWriter) error {
-
-	w.Header().Set("Content-Type", response.ContentType)
-	if response.ContentLength != 0 {
-		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
-	}
-	if response.Headers.AcceptRanges != nil {
-		w.Header().Set("Accept-Ranges", fmt.Sprint(*response.Headers.AcceptRanges))
-	}
-	w.WriteHeader(200)
-
-	if closer, ok := response.Body.(io.ReadCloser); ok {
-		defer closer.Close()
-	}
-	_, err := io.Copy(w, response.Body)
-	return err
-}
-
-type GetContentMedia206ResponseHeaders struct {
-	AcceptRanges *string
-	ContentRange string
-}
-
-type GetContentMedia206AsteriskResponse struct {
-	Body          io.Reader
-	Headers       GetContentMedia206ResponseHeaders
-	ContentType   string
-	ContentLength int64
-}
-
-func (response GetContentMedia206AsteriskResponse) VisitGetContentMediaResponse(w http.ResponseWriter) error {
-
-	w.Header().Set("Content-Type", response.ContentType)
-	if response.ContentLength != 0 {
-		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
-	}
-	if response.Headers.AcceptRanges != nil {
-		w.Header().Set("Accept-Ranges", fmt.Sprint(*response.Headers.AcceptRanges))
-	}
-	w.Header().Set("Content-Range", fmt.Sprint(response.Headers.ContentRange))
-	w.WriteHeader(206)
-
-	if closer, ok := response.Body.(io.ReadCloser); ok {
-		defer closer.Close()
-	}
-	_, err := io.Copy(w, response.Body)
-	return err
-}
-
-type GetContentMedia400JSONResponse struct{ BadRequestJSONResponse }
-
-func (response GetContentMedia400JSONResponse) VisitGetContentMediaResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(400)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type GetContentMedia401JSONResponse struct{ UnauthorizedJSONResponse }
-
-func (response GetContentMedia401JSONResponse) VisitGetContentMediaResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(401)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type GetContentMedia404JSONResponse struct{ NotFoundJSONResponse }
-
-func (response GetContentMedia404JSONResponse) VisitGetContentMediaResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(404)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type GetContentMedia416JSONResponse struct {
-	RangeNotSatisfiableJSONResponse
-}
-
-func (response GetContentMedia416JSONResponse) VisitGetContentMediaResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.ContentRange != nil {
-		w.Header().Set("Content-Range", fmt.Sprint(*response.Headers.ContentRange))
-	}
-	w.WriteHeader(416)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type GetContentMedia429JSONResponse struct{ TooManyRequestsJSONResponse }
-
-func (response GetContentMedia429JSONResponse) VisitGetContentMediaResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("RateLimit-Limit", fmt.Sprint(response.Headers.RateLimitLimit))
-	w.Header().Set("RateLimit-Remaining", fmt.Sprint(response.Headers.RateLimitRemaining))
-	w.Header().Set("RateLimit-Reset", fmt.Sprint(response.Headers.RateLimitReset))
-	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
-	w.WriteHeader(429)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type GetContentMedia500JSONResponse struct{ InternalErrorJSONResponse }
-
-func (response GetContentMedia500JSONResponse) VisitGetContentMediaResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(500)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type GetContentMedia501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response GetContentMedia501JSONResponse) VisitGetContentMediaResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(501)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6186,9 +5921,6 @@ type StrictServerInterface interface {
 	// UpdateContent Update a content item
 	// (PATCH /api/content/{id})
 	UpdateContent(ctx context.Context, request UpdateContentRequestObject) (UpdateContentResponseObject, error)
-	// GetContentMedia Download an item's media
-	// (GET /api/content/{id}/media)
-	GetContentMedia(ctx context.Context, request GetContentMediaRequestObject) (GetContentMediaResponseObject, error)
 	// ListRelated Related items
 	// (GET /api/content/{id}/related)
 	ListRelated(ctx context.Context, request ListRelatedRequestObject) (ListRelatedResponseObject, error)
@@ -6823,33 +6555,6 @@ func (sh *strictHandler) UpdateContent(w http.ResponseWriter, r *http.Request, i
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(UpdateContentResponseObject); ok {
 		if err := validResponse.VisitUpdateContentResponse(w); err != nil {
-			sh.options.ResponseErrorHandlerFunc(w, r, err)
-		}
-	} else if response != nil {
-		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
-	}
-}
-
-// GetContentMedia operation middleware
-func (sh *strictHandler) GetContentMedia(w http.ResponseWriter, r *http.Request, id openapi_types.UUID, params GetContentMediaParams) {
-	var request GetContentMediaRequestObject
-
-	request.ID = id
-	request.Params = params
-
-	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
-		return sh.ssi.GetContentMedia(ctx, request.(GetContentMediaRequestObject))
-	}
-	for _, middleware := range sh.middlewares {
-		handler = middleware(handler, "GetContentMedia")
-	}
-
-	response, err := handler(r.Context(), w, r, request)
-
-	if err != nil {
-		sh.options.ResponseErrorHandlerFunc(w, r, err)
-	} else if validResponse, ok := response.(GetContentMediaResponseObject); ok {
-		if err := validResponse.VisitGetContentMediaResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

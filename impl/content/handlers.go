@@ -207,3 +207,29 @@ func (l EventLog) Since(ctx context.Context, userID uuid.UUID, afterID int64, li
 	}
 	return out, nil
 }
+
+// UploadVoiceNote implements POST /api/content/voice-notes.
+func (h *Handlers) UploadVoiceNote(ctx context.Context, req api.UploadVoiceNoteRequestObject) (api.UploadVoiceNoteResponseObject, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	it, err := h.svc.Upload(ctx, p, VoiceNoteUpload, req.Body)
+	if err != nil {
+		return nil, err
+	}
+	return api.UploadVoiceNote202JSONResponse(h.svc.Detail(it)), nil
+}
+
+// UploadPhoto implements POST /api/content/photos.
+func (h *Handlers) UploadPhoto(ctx context.Context, req api.UploadPhotoRequestObject) (api.UploadPhotoResponseObject, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	it, err := h.svc.Upload(ctx, p, PhotoUpload, req.Body)
+	if err != nil {
+		return nil, err
+	}
+	return api.UploadPhoto202JSONResponse(h.svc.Detail(it)), nil
+}

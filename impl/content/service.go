@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/stratahq/strata/gen/api"
 	"github.com/stratahq/strata/impl/apierrors"
+	"github.com/stratahq/strata/impl/media"
 	"github.com/stratahq/strata/impl/principal"
 	"github.com/stratahq/strata/impl/realtime"
 	"github.com/stratahq/strata/impl/store"
@@ -54,24 +56,62 @@ type Publisher interface {
 	Publish(events ...realtime.Event)
 }
 
+// Processor schedules the AI processing of an item (the pipeline).
+type Processor interface {
+	Enqueue(ctx context.Context, item store.Item) error
+}
+
+// Options configures the content service.
+type Options struct {
+	// BaseURL builds media URLs.
+	BaseURL string
+	// Media stores uploads; nil disables uploads.
+	Media *media.Store
+	// Now is the clock; default time.Now.
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
 // Service implements the content operations for the calling user.
 type Service struct {
-	store   store.ContentStore
-	pub     Publisher
-	baseURL string
-	now     func() time.Time
+	store     store.ContentStore
+	pub       Publisher
+	media     *media.Store
+	processor Processor
+	baseURL   string
+	now       func() time.Time
+	logger    *slog.Logger
 
 	// writeMu makes "commit, then publish" one step, so events reach the hub
 	// in commit order (SQLite serialises the commits themselves).
 	writeMu sync.Mutex
 }
 
-// NewService returns the content service. baseURL builds media URLs.
-func NewService(st store.ContentStore, pub Publisher, baseURL string, now func() time.Time) *Service {
-	if now == nil {
-		now = time.Now
+// NewService returns the content service.
+func NewService(st store.ContentStore, pub Publisher, opts Options) *Service {
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
-	return &Service{store: st, pub: pub, baseURL: baseURL, now: now}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Service{store: st, pub: pub, media: opts.Media, baseURL: opts.BaseURL, now: opts.Now, logger: opts.Logger}
+}
+
+// SetProcessor connects the AI pipeline; items with text are enqueued on
+// creation and when their body changes.
+func (s *Service) SetProcessor(p Processor) { s.processor = p }
+
+// enqueue hands an item to the pipeline after its write committed. A failure
+// is logged, not returned: the item is saved, and the pipeline's start-up
+// scan picks up every item still pending.
+func (s *Service) enqueue(ctx context.Context, it store.Item) {
+	if s.processor == nil || it.ProcessingStatus != StatusPending {
+		return
+	}
+	if err := s.processor.Enqueue(ctx, it); err != nil {
+		s.logger.WarnContext(ctx, "enqueue item for processing", "item_id", it.ID.String(), "err", err)
+	}
 }
 
 // Detail renders an item in the single-item shape.
@@ -230,19 +270,24 @@ func (s *Service) CreateNote(ctx context.Context, p principal.Principal, in Note
 	now := s.now()
 	it := store.Item{ID: uuid.New(), UserID: p.UserID, Type: "note", Title: title, Body: in.Body, FolderID: in.FolderID,
 		Tags: tags, AITags: []string{}, ProcessingStatus: StatusPending, CreatedAt: now, UpdatedAt: now}
-	err = s.write(func() ([]store.Event, error) {
-		ev, err := s.store.CreateItem(ctx, it, EventCreated, s.render)
-		return []store.Event{ev}, err
-	})
-	return it, err
+	if err := s.CreateItem(ctx, it); err != nil {
+		return store.Item{}, err
+	}
+	return it, nil
 }
 
-// CreateItem stores an item built elsewhere (uploads) and emits content:created.
+// CreateItem stores an item built elsewhere (uploads), emits content:created
+// and hands it to the pipeline.
 func (s *Service) CreateItem(ctx context.Context, it store.Item) error {
-	return s.write(func() ([]store.Event, error) {
+	err := s.write(func() ([]store.Event, error) {
 		ev, err := s.store.CreateItem(ctx, it, EventCreated, s.render)
 		return []store.Event{ev}, err
 	})
+	if err != nil {
+		return err
+	}
+	s.enqueue(ctx, it)
+	return nil
 }
 
 // Get returns one of the caller's items; another user's is 404.
@@ -343,8 +388,11 @@ func (s *Service) Update(ctx context.Context, p principal.Principal, id uuid.UUI
 		return updated, nil
 	case errors.Is(err, store.ErrNotFound):
 		return updated, notFound(id)
+	case err != nil:
+		return updated, err
 	}
-	return updated, err
+	s.enqueue(ctx, updated) // a changed body left it pending
+	return updated, nil
 }
 
 func equalStrings(a, b []string) bool {
@@ -377,7 +425,11 @@ func (s *Service) Delete(ctx context.Context, p principal.Principal, id uuid.UUI
 	if errors.Is(err, store.ErrNotFound) {
 		return deleted, notFound(id)
 	}
-	return deleted, err
+	if err != nil {
+		return deleted, err
+	}
+	s.deleteMedia(ctx, deleted)
+	return deleted, nil
 }
 
 // ─── folders ───
@@ -456,8 +508,11 @@ func (s *Service) UpdateFolder(ctx context.Context, p principal.Principal, id uu
 // it (each deleted item emits content:deleted). A non-empty folder without
 // recursive is 409.
 func (s *Service) DeleteFolder(ctx context.Context, p principal.Principal, id uuid.UUID, recursive bool) error {
+	var deleted []store.Item
 	err := s.write(func() ([]store.Event, error) {
-		return s.store.DeleteFolder(ctx, p.UserID, id, recursive, s.now(), EventDeleted, s.render)
+		items, events, err := s.store.DeleteFolder(ctx, p.UserID, id, recursive, s.now(), EventDeleted, s.render)
+		deleted = items
+		return events, err
 	})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -468,5 +523,6 @@ func (s *Service) DeleteFolder(ctx context.Context, p principal.Principal, id uu
 	if err != nil {
 		return fmt.Errorf("delete folder: %w", err)
 	}
+	s.deleteMedia(ctx, deleted...)
 	return nil
 }

@@ -40,6 +40,9 @@ type Config struct {
 	// JWTIssuers are the issuers accepted on external (JWKS or HS256)
 	// tokens; default: our own issuer.
 	JWTIssuers []string
+	// BlobURL is where uploads are stored (a gocloud.dev/blob URL); empty
+	// means the directory blobs/ in the data dir.
+	BlobURL string
 	// DisableSignup switches POST /api/auth/v1/signup off.
 	DisableSignup bool
 	// Now is the clock (tests); default time.Now.

@@ -26,6 +26,7 @@ import (
 	"github.com/stratahq/strata/impl/content"
 	"github.com/stratahq/strata/impl/httpx"
 	"github.com/stratahq/strata/impl/logging"
+	"github.com/stratahq/strata/impl/media"
 	"github.com/stratahq/strata/impl/realtime"
 	"github.com/stratahq/strata/impl/store"
 	"github.com/stratahq/strata/impl/store/sqlite"
@@ -42,6 +43,7 @@ type App struct {
 	auth    *auth.Service
 	limiter *tenancy.Limiter
 	hub     *realtime.Hub
+	media   *media.Store
 	content *content.Service
 	handler http.Handler
 
@@ -77,7 +79,11 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*App, error) {
 		return nil, fmt.Errorf("auth: %w", err)
 	}
 	app.hub = realtime.NewHub(cfg.EventBuffer)
-	app.content = content.NewService(st, app.hub, cfg.BaseURL, cfg.Now)
+	if app.media, err = media.Open(ctx, cfg.BlobURL, cfg.DataDir); err != nil {
+		_ = app.Close()
+		return nil, err
+	}
+	app.content = content.NewService(st, app.hub, content.Options{BaseURL: cfg.BaseURL, Media: app.media, Now: cfg.Now, Logger: logger})
 	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
 	app.stopBackground = stop
 	app.handler, err = app.buildHandler(ctx)
@@ -142,7 +148,11 @@ func (a *App) Close() error {
 		a.stopBackground()
 	}
 	a.background.Wait()
-	return errors.Join(a.auth.Close(context.Background()), a.store.Close())
+	var errs []error
+	if a.media != nil {
+		errs = append(errs, a.media.Close())
+	}
+	return errors.Join(append(errs, a.auth.Close(context.Background()), a.store.Close())...)
 }
 
 func (a *App) buildHandler(ctx context.Context) (http.Handler, error) {
@@ -175,6 +185,7 @@ func (a *App) buildHandler(ctx context.Context) (http.Handler, error) {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(a.logger.Handler(), slog.LevelError)}))
 	mux.HandleFunc("GET /openapi.yaml", serveSpec)
 	mux.Handle("GET /api/content/events", a.eventsHandler())
+	mux.Handle("GET /api/content/{id}/media", content.NewHandlers(a.content).MediaHandler(a.logger))
 	// Routing is decided by httpx.Route against the document; this only
 	// catches a disagreement between the two routers.
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

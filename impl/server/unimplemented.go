@@ -13,20 +13,8 @@ import (
 // (two methods of the same name would not compile, so none is shadowed).
 type unimplemented struct{}
 
-func (unimplemented) UploadPhoto(context.Context, api.UploadPhotoRequestObject) (api.UploadPhotoResponseObject, error) {
-	return nil, apierrors.NotImplemented("uploadPhoto")
-}
-
 func (unimplemented) SearchContent(context.Context, api.SearchContentRequestObject) (api.SearchContentResponseObject, error) {
 	return nil, apierrors.NotImplemented("searchContent")
-}
-
-func (unimplemented) UploadVoiceNote(context.Context, api.UploadVoiceNoteRequestObject) (api.UploadVoiceNoteResponseObject, error) {
-	return nil, apierrors.NotImplemented("uploadVoiceNote")
-}
-
-func (unimplemented) GetContentMedia(context.Context, api.GetContentMediaRequestObject) (api.GetContentMediaResponseObject, error) {
-	return nil, apierrors.NotImplemented("getContentMedia")
 }
 
 func (unimplemented) ListRelated(context.Context, api.ListRelatedRequestObject) (api.ListRelatedResponseObject, error) {

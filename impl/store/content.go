@@ -87,9 +87,9 @@ type ContentStore interface {
 	// new parent would make a cycle.
 	UpdateFolder(ctx context.Context, userID, id uuid.UUID, mutate func(*Folder) error) (Folder, error)
 	// DeleteFolder deletes a folder; with recursive, also its subfolders and
-	// every item in them (one deletion event each), else ErrConflict when it
-	// is not empty.
-	DeleteFolder(ctx context.Context, userID, id uuid.UUID, recursive bool, now time.Time, eventType string, render RenderEvent) ([]Event, error)
+	// every item in them (returned, with one deletion event each), else
+	// ErrConflict when it is not empty.
+	DeleteFolder(ctx context.Context, userID, id uuid.UUID, recursive bool, now time.Time, eventType string, render RenderEvent) ([]Item, []Event, error)
 
 	// EventsSince returns the user's events after afterID, oldest first, at most limit.
 	EventsSince(ctx context.Context, userID uuid.UUID, afterID int64, limit int) ([]Event, error)

@@ -403,8 +403,9 @@ func (s *Store) UpdateFolder(ctx context.Context, userID, id uuid.UUID, mutate f
 }
 
 // DeleteFolder implements store.ContentStore.
-func (s *Store) DeleteFolder(ctx context.Context, userID, id uuid.UUID, recursive bool, now time.Time, eventType string, render store.RenderEvent) ([]store.Event, error) {
+func (s *Store) DeleteFolder(ctx context.Context, userID, id uuid.UUID, recursive bool, now time.Time, eventType string, render store.RenderEvent) ([]store.Item, []store.Event, error) {
 	var events []store.Event
+	var items []store.Item
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		if _, err := getFolder(ctx, tx, userID, id); err != nil {
 			return err
@@ -431,7 +432,6 @@ func (s *Store) DeleteFolder(ctx context.Context, userID, id uuid.UUID, recursiv
 		for i, fid := range tree {
 			treeArgs[i] = fid
 		}
-		var items []store.Item
 		itemRows, err := tx.QueryContext(ctx, `SELECT `+itemColumns+` FROM items WHERE folder_id IN (`+placeholders+`) ORDER BY created_at, id`, treeArgs...)
 		if err != nil {
 			return fmt.Errorf("folder items: %w", err)
@@ -466,7 +466,10 @@ func (s *Store) DeleteFolder(ctx context.Context, userID, id uuid.UUID, recursiv
 		}
 		return nil
 	})
-	return events, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return items, events, nil
 }
 
 // ─── events ───
