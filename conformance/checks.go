@@ -23,7 +23,7 @@ type Check struct {
 
 // Checks returns every check of the suite, in order.
 func Checks() []Check {
-	return append(httpChecks(), authChecks()...)
+	return slices.Concat(httpChecks(), authChecks(), contentChecks())
 }
 
 func httpChecks() []Check {

@@ -246,6 +246,13 @@ func (s *Suite) validateUnrouted(resp *Response, routeErr error) error {
 	return nil
 }
 
+// markCovered records an operation exercised outside Do (the WebSocket).
+func (s *Suite) markCovered(operationID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.covered[operationID] = true
+}
+
 // Operations returns every operationId of the document, sorted.
 func (s *Suite) Operations() []string {
 	var ids []string
