@@ -77,12 +77,21 @@ type Server struct {
 	log    EventLog
 	logger *slog.Logger
 	opts   Options
+
+	// base is cancelled by Close: hijacked connections outlive
+	// http.Server.Shutdown, so the endpoint ends them itself.
+	base     context.Context
+	shutdown context.CancelFunc
 }
 
 // NewServer returns the endpoint over hub, auth and log.
 func NewServer(hub *Hub, auth Authenticator, log EventLog, logger *slog.Logger, opts Options) *Server {
-	return &Server{hub: hub, auth: auth, log: log, logger: logger, opts: opts.withDefaults()}
+	base, shutdown := context.WithCancel(context.Background())
+	return &Server{hub: hub, auth: auth, log: log, logger: logger, opts: opts.withDefaults(), base: base, shutdown: shutdown}
 }
+
+// Close ends every connection (close code 1001) and refuses new ones.
+func (s *Server) Close() { s.shutdown() }
 
 // ParseSince validates the ?since= value: an event id (a non-negative integer).
 func ParseSince(v string) (int64, error) {
@@ -133,6 +142,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	conn.SetReadLimit(maxClientMessage)
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
+	stop := context.AfterFunc(s.base, cancel)
+	defer stop()
 	c := &client{srv: s, conn: conn, ctx: ctx}
 	status, reason := c.run(r.URL.Query().Get("token"), since)
 	_ = conn.Close(status, reason)

@@ -34,6 +34,7 @@ func (a *App) eventsHandler() http.Handler {
 	opts := a.cfg.Events
 	opts.OriginPatterns, opts.Now = originPatterns(a.cfg.CORSOrigins), a.cfg.Now
 	ws := realtime.NewServer(a.hub, wsAuthenticator{a.auth}, content.EventLog{Store: a.store}, a.logger, opts)
+	a.ws = ws
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
 			w.Header().Set("Upgrade", "websocket")

@@ -45,6 +45,7 @@ type App struct {
 	hub     *realtime.Hub
 	media   *media.Store
 	content *content.Service
+	ws      *realtime.Server
 	handler http.Handler
 
 	stopBackground context.CancelFunc
@@ -146,6 +147,9 @@ func (a *App) HTTPServer() *http.Server {
 func (a *App) Close() error {
 	if a.stopBackground != nil {
 		a.stopBackground()
+	}
+	if a.ws != nil {
+		a.ws.Close()
 	}
 	a.background.Wait()
 	var errs []error
