@@ -394,6 +394,9 @@ type ContentItemDetail struct {
 	// MediaURL `{base_url}/api/content/{id}/media` for media items (owner only); null otherwise.
 	MediaURL *string `json:"mediaUrl"`
 
+	// ProcessingError Why processing failed (`processingStatus` `failed`); null otherwise. Extension.
+	ProcessingError *string `json:"processingError"`
+
 	// ProcessingStatus State of the AI pipeline for the item.
 	ProcessingStatus ProcessingStatus `json:"processingStatus"`
 
@@ -669,7 +672,32 @@ type QueryResult struct {
 	// RowCount Number of rows returned (at most `maxRows`).
 	RowCount int64 `json:"rowCount"`
 
-	// Rows One object per row, keyed by column name.
+	// Rows One object per row, keyed by column name (a repeated column name gets
+	// a suffix `_1`, `_2`, …). Rows are streamed; the whole result is never
+	// held as JSON objects in memory. Values encode by their DuckDB type:
+	//
+	// * NULL → `null`; BOOLEAN → `true`/`false`.
+	// * TINYINT … UINTEGER → number. BIGINT, UBIGINT, HUGEINT, UHUGEINT →
+	//   number within ±9007199254740991 (2^53−1), otherwise a string of
+	//   digits, so JavaScript clients never lose precision.
+	// * DECIMAL(p,s) → string with exactly s fractional digits (`"12.30"`).
+	// * FLOAT, DOUBLE → number; NaN and ±Infinity → `null`.
+	// * VARCHAR, ENUM → string; BIT → string of 0 and 1; JSON → the JSON
+	//   value itself.
+	// * BLOB → base64 (standard, padded); UUID → canonical lower-case text.
+	// * DATE → `YYYY-MM-DD`; TIME → `HH:MM:SS[.ffffff]`; TIMETZ adds
+	//   `+HH:MM`; TIMESTAMP (all precisions) and TIMESTAMPTZ → ISO 8601 in
+	//   UTC with `Z`; infinite values → `"infinity"`/`"-infinity"`.
+	// * INTERVAL → ISO 8601 duration (`P1Y2M3DT4H5M6.5S`, zero `PT0S`).
+	// * LIST, ARRAY → array; STRUCT → object in field order; MAP → object
+	//   when keys are text, else an array of `{"key","value"}`; UNION →
+	//   `{"<tag>": value}`.
+	// * TIME_NS and VARIANT are not encodable: `400 query_execution_error`
+	//   (cast them to VARCHAR).
+	//
+	// Result columns always report `nullable: true`: DuckDB does not know
+	// the nullability of a query's columns (the schema endpoint reports
+	// real NOT NULL constraints).
 	Rows []map[string]interface{} `json:"rows"`
 
 	// Truncated True when more than `maxRows` rows existed and only the first `maxRows` were returned.
@@ -11688,6 +11716,9 @@ func ParseRunQueryResponse(rsp *http.Response) (*RunQueryResponse, error) {
 			return nil, err
 		}
 		response.JSON503 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (text/csv) unsupported
 
 	}
 

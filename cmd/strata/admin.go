@@ -83,7 +83,33 @@ func newTenantsCommand() *cobra.Command {
 	f.register(create)
 	create.Flags().StringVar(&name, "name", "", "tenant name (required)")
 	create.Flags().StringVar(&tier, "tier", string(principal.TierFree), "tier: free or pro")
-	cmd.AddCommand(create)
+
+	var sf adminFlags
+	var tenant, feature string
+	var enabled bool
+	setFeature := &cobra.Command{
+		Use:   "set-feature",
+		Short: "Turn a tenant's feature flag on or off (e.g. --feature content_search --enabled=false)",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			id, err := uuid.Parse(tenant)
+			if err != nil {
+				return usageError{fmt.Errorf("--tenant %q: not a tenant id", tenant)}
+			}
+			return withAuth(cmd.Context(), sf.dataDir, func(svc *auth.Service) error {
+				if err := svc.SetTenantFeature(cmd.Context(), id, feature, enabled); err != nil {
+					return err
+				}
+				return printResult(cmd.OutOrStdout(), sf.json, map[string]any{"tenantId": id, "feature": feature, "enabled": enabled},
+					fmt.Sprintf("%s: %s=%t", id, feature, enabled))
+			})
+		},
+	}
+	sf.register(setFeature)
+	setFeature.Flags().StringVar(&tenant, "tenant", "", "tenant id (required)")
+	setFeature.Flags().StringVar(&feature, "feature", "content_search", "feature flag name")
+	setFeature.Flags().BoolVar(&enabled, "enabled", true, "whether the feature is on")
+	cmd.AddCommand(create, setFeature)
 	return cmd
 }
 

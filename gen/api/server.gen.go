@@ -394,6 +394,9 @@ type ContentItemDetail struct {
 	// MediaURL `{base_url}/api/content/{id}/media` for media items (owner only); null otherwise.
 	MediaURL *string `json:"mediaUrl"`
 
+	// ProcessingError Why processing failed (`processingStatus` `failed`); null otherwise. Extension.
+	ProcessingError *string `json:"processingError"`
+
 	// ProcessingStatus State of the AI pipeline for the item.
 	ProcessingStatus ProcessingStatus `json:"processingStatus"`
 
@@ -669,7 +672,32 @@ type QueryResult struct {
 	// RowCount Number of rows returned (at most `maxRows`).
 	RowCount int64 `json:"rowCount"`
 
-	// Rows One object per row, keyed by column name.
+	// Rows One object per row, keyed by column name (a repeated column name gets
+	// a suffix `_1`, `_2`, …). Rows are streamed; the whole result is never
+	// held as JSON objects in memory. Values encode by their DuckDB type:
+	//
+	// * NULL → `null`; BOOLEAN → `true`/`false`.
+	// * TINYINT … UINTEGER → number. BIGINT, UBIGINT, HUGEINT, UHUGEINT →
+	//   number within ±9007199254740991 (2^53−1), otherwise a string of
+	//   digits, so JavaScript clients never lose precision.
+	// * DECIMAL(p,s) → string with exactly s fractional digits (`"12.30"`).
+	// * FLOAT, DOUBLE → number; NaN and ±Infinity → `null`.
+	// * VARCHAR, ENUM → string; BIT → string of 0 and 1; JSON → the JSON
+	//   value itself.
+	// * BLOB → base64 (standard, padded); UUID → canonical lower-case text.
+	// * DATE → `YYYY-MM-DD`; TIME → `HH:MM:SS[.ffffff]`; TIMETZ adds
+	//   `+HH:MM`; TIMESTAMP (all precisions) and TIMESTAMPTZ → ISO 8601 in
+	//   UTC with `Z`; infinite values → `"infinity"`/`"-infinity"`.
+	// * INTERVAL → ISO 8601 duration (`P1Y2M3DT4H5M6.5S`, zero `PT0S`).
+	// * LIST, ARRAY → array; STRUCT → object in field order; MAP → object
+	//   when keys are text, else an array of `{"key","value"}`; UNION →
+	//   `{"<tag>": value}`.
+	// * TIME_NS and VARIANT are not encodable: `400 query_execution_error`
+	//   (cast them to VARCHAR).
+	//
+	// Result columns always report `nullable: true`: DuckDB does not know
+	// the nullability of a query's columns (the schema endpoint reports
+	// real NOT NULL constraints).
 	Rows []map[string]interface{} `json:"rows"`
 
 	// Truncated True when more than `maxRows` rows existed and only the first `maxRows` were returned.
@@ -1088,16 +1116,6 @@ type UpdateConnectorParams struct {
 	XTenantID *TenantID `json:"X-Tenant-Id,omitempty"`
 }
 
-// RunQueryParams defines parameters for RunQuery.
-type RunQueryParams struct {
-	// XTenantID The calling tenant (`user.app_metadata.tenant_id`). Required by the server
-	// on every data-platform operation and must equal the token's tenant: a
-	// missing, malformed or mismatching value is `403 forbidden`. Declared
-	// optional and unformatted so the request validator never answers `400` for
-	// it. Ignored by content and auth operations.
-	XTenantID *TenantID `json:"X-Tenant-Id,omitempty"`
-}
-
 // GetSchemaParams defines parameters for GetSchema.
 type GetSchemaParams struct {
 	// XTenantID The calling tenant (`user.app_metadata.tenant_id`). Required by the server
@@ -1163,9 +1181,6 @@ type UpdateConnectorJSONRequestBody = ConnectorUpdate
 
 // UpdateConnectorApplicationMergePatchPlusJSONRequestBody defines body for UpdateConnector for application/merge-patch+json ContentType.
 type UpdateConnectorApplicationMergePatchPlusJSONRequestBody = ConnectorUpdate
-
-// RunQueryJSONRequestBody defines body for RunQuery for application/json ContentType.
-type RunQueryJSONRequestBody = QueryRequest
 
 // AsWsReadyMessage returns the union data inside the WsServerMessage as a WsReadyMessage
 func (t WsServerMessage) AsWsReadyMessage() (WsReadyMessage, error) {
@@ -1335,9 +1350,6 @@ type ServerInterface interface {
 	// UpdateConnector Update a connector
 	// (PATCH /api/data-platform/connectors/{connectorId})
 	UpdateConnector(w http.ResponseWriter, r *http.Request, connectorID string, params UpdateConnectorParams)
-	// RunQuery Run a read-only SQL query
-	// (POST /api/data-platform/query)
-	RunQuery(w http.ResponseWriter, r *http.Request, params RunQueryParams)
 	// GetSchema Unified schema
 	// (GET /api/data-platform/schema)
 	GetSchema(w http.ResponseWriter, r *http.Request, params GetSchemaParams)
@@ -2151,47 +2163,6 @@ func (siw *ServerInterfaceWrapper) UpdateConnector(w http.ResponseWriter, r *htt
 	handler.ServeHTTP(w, r)
 }
 
-// RunQuery operation middleware
-func (siw *ServerInterfaceWrapper) RunQuery(w http.ResponseWriter, r *http.Request) {
-
-	var err error
-	_ = err
-
-	// Parameter object where we will unmarshal all parameters from the context
-	var params RunQueryParams
-
-	headers := r.Header
-
-	// ------------- Optional header parameter "X-Tenant-Id" -------------
-	if valueList, found := headers[http.CanonicalHeaderKey("X-Tenant-Id")]; found {
-		var XTenantID TenantID
-		n := len(valueList)
-		if n != 1 {
-			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "X-Tenant-Id", Count: n})
-			return
-		}
-
-		err = runtime.BindStyledParameterWithOptions("simple", "X-Tenant-Id", valueList[0], &XTenantID, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
-		if err != nil {
-			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "X-Tenant-Id", Err: err})
-			return
-		}
-
-		params.XTenantID = &XTenantID
-
-	}
-
-	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.RunQuery(w, r, params)
-	}))
-
-	for _, middleware := range siw.HandlerMiddlewares {
-		handler = middleware(handler)
-	}
-
-	handler.ServeHTTP(w, r)
-}
-
 // GetSchema operation middleware
 func (siw *ServerInterfaceWrapper) GetSchema(w http.ResponseWriter, r *http.Request) {
 
@@ -2482,7 +2453,6 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/auth/v1/personal-access-tokens", wrapper.ListPersonalAccessTokens)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/auth/v1/personal-access-tokens", wrapper.CreatePersonalAccessToken)
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/auth/v1/personal-access-tokens/{id}", wrapper.DeletePersonalAccessToken)
-	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/data-platform/query", wrapper.RunQuery)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/data-platform/schema", wrapper.GetSchema)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/data-platform/sync", wrapper.StartSync)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/data-platform/sync/{jobId}", wrapper.GetSyncJob)
@@ -5275,189 +5245,6 @@ func (response UpdateConnector501JSONResponse) VisitUpdateConnectorResponse(w ht
 	return err
 }
 
-type RunQueryRequestObject struct {
-	Params RunQueryParams
-	Body   *RunQueryJSONRequestBody
-}
-
-type RunQueryResponseObject interface {
-	VisitRunQueryResponse(w http.ResponseWriter) error
-}
-
-type RunQuery200JSONResponse QueryResult
-
-func (response RunQuery200JSONResponse) VisitRunQueryResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(200)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type RunQuery400JSONResponse struct{ BadRequestJSONResponse }
-
-func (response RunQuery400JSONResponse) VisitRunQueryResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(400)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type RunQuery401JSONResponse struct{ UnauthorizedJSONResponse }
-
-func (response RunQuery401JSONResponse) VisitRunQueryResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(401)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type RunQuery403JSONResponse struct{ ForbiddenJSONResponse }
-
-func (response RunQuery403JSONResponse) VisitRunQueryResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(403)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type RunQuery404JSONResponse struct{ NotFoundJSONResponse }
-
-func (response RunQuery404JSONResponse) VisitRunQueryResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(404)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type RunQuery408JSONResponse struct{ RequestTimeoutJSONResponse }
-
-func (response RunQuery408JSONResponse) VisitRunQueryResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(408)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type RunQuery413JSONResponse struct{ PayloadTooLargeJSONResponse }
-
-func (response RunQuery413JSONResponse) VisitRunQueryResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(413)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type RunQuery415JSONResponse struct {
-	UnsupportedMediaTypeJSONResponse
-}
-
-func (response RunQuery415JSONResponse) VisitRunQueryResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(415)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type RunQuery429JSONResponse struct{ TooManyRequestsJSONResponse }
-
-func (response RunQuery429JSONResponse) VisitRunQueryResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("RateLimit-Limit", fmt.Sprint(response.Headers.RateLimitLimit))
-	w.Header().Set("RateLimit-Remaining", fmt.Sprint(response.Headers.RateLimitRemaining))
-	w.Header().Set("RateLimit-Reset", fmt.Sprint(response.Headers.RateLimitReset))
-	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
-	w.WriteHeader(429)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type RunQuery500JSONResponse struct{ InternalErrorJSONResponse }
-
-func (response RunQuery500JSONResponse) VisitRunQueryResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(500)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type RunQuery501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response RunQuery501JSONResponse) VisitRunQueryResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(501)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type RunQuery503JSONResponse struct{ ServiceUnavailableJSONResponse }
-
-func (response RunQuery503JSONResponse) VisitRunQueryResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(503)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type GetSchemaRequestObject struct {
 	Params GetSchemaParams
 }
@@ -5939,9 +5726,6 @@ type StrictServerInterface interface {
 	// UpdateConnector Update a connector
 	// (PATCH /api/data-platform/connectors/{connectorId})
 	UpdateConnector(ctx context.Context, request UpdateConnectorRequestObject) (UpdateConnectorResponseObject, error)
-	// RunQuery Run a read-only SQL query
-	// (POST /api/data-platform/query)
-	RunQuery(ctx context.Context, request RunQueryRequestObject) (RunQueryResponseObject, error)
 	// GetSchema Unified schema
 	// (GET /api/data-platform/schema)
 	GetSchema(ctx context.Context, request GetSchemaRequestObject) (GetSchemaResponseObject, error)
@@ -6741,39 +6525,6 @@ func (sh *strictHandler) UpdateConnector(w http.ResponseWriter, r *http.Request,
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(UpdateConnectorResponseObject); ok {
 		if err := validResponse.VisitUpdateConnectorResponse(w); err != nil {
-			sh.options.ResponseErrorHandlerFunc(w, r, err)
-		}
-	} else if response != nil {
-		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
-	}
-}
-
-// RunQuery operation middleware
-func (sh *strictHandler) RunQuery(w http.ResponseWriter, r *http.Request, params RunQueryParams) {
-	var request RunQueryRequestObject
-
-	request.Params = params
-
-	var body RunQueryJSONRequestBody
-	if err := runtime.BindJSONBody(r, &body); err != nil {
-		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
-		return
-	}
-	request.Body = &body
-
-	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
-		return sh.ssi.RunQuery(ctx, request.(RunQueryRequestObject))
-	}
-	for _, middleware := range sh.middlewares {
-		handler = middleware(handler, "RunQuery")
-	}
-
-	response, err := handler(r.Context(), w, r, request)
-
-	if err != nil {
-		sh.options.ResponseErrorHandlerFunc(w, r, err)
-	} else if validResponse, ok := response.(RunQueryResponseObject); ok {
-		if err := validResponse.VisitRunQueryResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

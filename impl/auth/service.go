@@ -475,6 +475,36 @@ func (s *Service) tenant(ctx context.Context, id uuid.UUID) (store.Tenant, error
 	return t, nil
 }
 
+// SetTenantFeature turns a tenant's feature flag (e.g. content_search) on
+// or off; this process sees the change at once, others within 30 s.
+func (s *Service) SetTenantFeature(ctx context.Context, id uuid.UUID, feature string, enabled bool) error {
+	if !validFeature(feature) {
+		return apierrors.Validation("feature %q: letters, digits and underscores only", feature)
+	}
+	if err := s.store.SetTenantFeature(ctx, id, feature, enabled); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return apierrors.NotFound("tenant %s does not exist", id)
+		}
+		return err
+	}
+	s.tenantMu.Lock()
+	delete(s.tenantCache, id)
+	s.tenantMu.Unlock()
+	return nil
+}
+
+func validFeature(name string) bool {
+	if name == "" || len(name) > 64 {
+		return false
+	}
+	for _, c := range name {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
 // Tenant returns a tenant (cached for a few seconds).
 func (s *Service) Tenant(ctx context.Context, id uuid.UUID) (store.Tenant, error) {
 	return s.tenant(ctx, id)

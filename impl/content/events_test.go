@@ -53,9 +53,21 @@ func dialWith(t testing.TB, e *testenv.Env, query string, opts *websocket.DialOp
 	return conn
 }
 
-func read(t *testing.T, conn *websocket.Conn) wsMessage {
+// read returns the next message, skipping content:processed: the AI
+// pipeline processes every note in the background, so those interleave
+// with the events a test causes (readAny sees them).
+func read(t testing.TB, conn *websocket.Conn) wsMessage {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	for {
+		if m := readAny(t, conn); m.Type != "content:processed" {
+			return m
+		}
+	}
+}
+
+func readAny(t testing.TB, conn *websocket.Conn) wsMessage {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_, data, err := conn.Read(ctx)
 	if err != nil {

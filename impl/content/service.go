@@ -120,6 +120,10 @@ func (s *Service) Detail(it store.Item) api.ContentItemDetail {
 		Summary: it.Summary, FolderID: it.FolderID, Tags: nonNil(it.Tags), ProcessingStatus: api.ProcessingStatus(it.ProcessingStatus),
 		Transcription: it.Transcription, AiSummary: it.AISummary, AiTags: nonNil(it.AITags),
 		CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt}
+	if it.ProcessingError != "" {
+		reason := it.ProcessingError
+		d.ProcessingError = &reason
+	}
 	if it.MediaKind != nil {
 		kind := api.MediaKind(*it.MediaKind)
 		d.MediaKind = &kind
@@ -376,7 +380,7 @@ func (s *Service) Update(ctx context.Context, p principal.Principal, id uuid.UUI
 			}
 			it.UpdatedAt = s.now()
 			return nil
-		}, EventUpdated, s.render)
+		}, s.now(), EventUpdated, s.render)
 		if err != nil {
 			return nil, err
 		}
@@ -525,4 +529,28 @@ func (s *Service) DeleteFolder(ctx context.Context, p principal.Principal, id uu
 	}
 	s.deleteMedia(ctx, deleted...)
 	return nil
+}
+
+// ErrStale aborts a pipeline update whose item changed meanwhile.
+var ErrStale = errors.New("content: item changed while it was processed")
+
+// ApplyProcessing runs mutate on the user's item in one transaction and, when
+// emit is set, emits content:processed after the commit (silent otherwise,
+// e.g. for the pending → processing step). It is how the AI pipeline writes;
+// it leaves updatedAt alone, which records the user's last edit.
+func (s *Service) ApplyProcessing(ctx context.Context, userID, id uuid.UUID, mutate func(*store.Item) error, emit bool) (store.Item, error) {
+	eventType := ""
+	if emit {
+		eventType = EventProcessed
+	}
+	var out store.Item
+	err := s.write(func() ([]store.Event, error) {
+		it, ev, err := s.store.UpdateItem(ctx, userID, id, mutate, s.now(), eventType, s.render)
+		out = it
+		if err != nil || !emit {
+			return nil, err
+		}
+		return []store.Event{ev}, nil
+	})
+	return out, err
 }

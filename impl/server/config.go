@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stratahq/strata/impl/pipeline"
 	"github.com/stratahq/strata/impl/realtime"
 )
 
@@ -43,6 +44,17 @@ type Config struct {
 	// BlobURL is where uploads are stored (a gocloud.dev/blob URL); empty
 	// means the directory blobs/ in the data dir.
 	BlobURL string
+	// Query configures the tenant stores (memory_limit and threads per
+	// tenant, open stores); zero values take the engine's defaults.
+	Query QueryConfig
+	// Pipeline configures the AI pipeline: its engines (local by default,
+	// OpenAI-compatible endpoints when URLs are set) and its queue.
+	Pipeline pipeline.EngineConfig
+	// PipelineWorkers bounds concurrent pipeline jobs (default 2).
+	PipelineWorkers int
+	// PipelineBackoff is the first retry delay of a failed pipeline job
+	// (default 2 s; doubles per attempt).
+	PipelineBackoff time.Duration
 	// DisableSignup switches POST /api/auth/v1/signup off.
 	DisableSignup bool
 	// Now is the clock (tests); default time.Now.
@@ -123,4 +135,11 @@ func (c Config) normalize() (Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// QueryConfig tunes the per-tenant DuckDB stores.
+type QueryConfig struct {
+	MemoryLimit string
+	Threads     int
+	MaxOpen     int
 }

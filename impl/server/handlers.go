@@ -8,6 +8,8 @@ import (
 	"github.com/stratahq/strata/impl/apierrors"
 	"github.com/stratahq/strata/impl/auth"
 	"github.com/stratahq/strata/impl/content"
+	"github.com/stratahq/strata/impl/pipeline"
+	"github.com/stratahq/strata/impl/query"
 	"github.com/stratahq/strata/impl/store"
 )
 
@@ -18,20 +20,24 @@ type handlers struct {
 	opsHandlers
 	*authHandlers
 	*contentHandlers
+	*pipelineHandlers
+	*queryHandlers
 }
 
 // Aliases give the embedded handler groups distinct field names.
 type (
-	authHandlers    = auth.Handlers
-	contentHandlers = content.Handlers
+	authHandlers     = auth.Handlers
+	contentHandlers  = content.Handlers
+	pipelineHandlers = pipeline.Handlers
+	queryHandlers    = query.Handlers
 )
 
 // Compile-time proof that every operation of the contract has a method.
 var _ api.StrictServerInterface = (*handlers)(nil)
 
-func newHandlers(st store.Store, authSvc *auth.Service, contentSvc *content.Service) *handlers {
+func newHandlers(st store.Store, authSvc *auth.Service, contentSvc *content.Service, ai *pipeline.Handlers, q *query.Handlers) *handlers {
 	return &handlers{opsHandlers: opsHandlers{store: st}, authHandlers: auth.NewHandlers(authSvc),
-		contentHandlers: content.NewHandlers(contentSvc)}
+		contentHandlers: content.NewHandlers(contentSvc), pipelineHandlers: ai, queryHandlers: q}
 }
 
 // readyTimeout bounds the readiness probe's store check, so that a wedged

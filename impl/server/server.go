@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -27,6 +28,8 @@ import (
 	"github.com/stratahq/strata/impl/httpx"
 	"github.com/stratahq/strata/impl/logging"
 	"github.com/stratahq/strata/impl/media"
+	"github.com/stratahq/strata/impl/pipeline"
+	"github.com/stratahq/strata/impl/query"
 	"github.com/stratahq/strata/impl/realtime"
 	"github.com/stratahq/strata/impl/store"
 	"github.com/stratahq/strata/impl/store/sqlite"
@@ -46,6 +49,10 @@ type App struct {
 	media   *media.Store
 	content *content.Service
 	ws      *realtime.Server
+	query   *query.Engine
+	engines pipeline.Engines
+	vectors *pipeline.Vectors
+	queue   *pipeline.Pipeline
 	handler http.Handler
 
 	stopBackground context.CancelFunc
@@ -79,16 +86,38 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*App, error) {
 		_ = st.Close()
 		return nil, fmt.Errorf("auth: %w", err)
 	}
+	app.query, err = query.New(query.Config{DataDir: cfg.DataDir, MemoryLimit: cfg.Query.MemoryLimit,
+		Threads: cfg.Query.Threads, MaxOpen: cfg.Query.MaxOpen, Now: cfg.Now}, logger)
+	if err != nil {
+		_ = app.Close()
+		return nil, fmt.Errorf("query engine: %w", err)
+	}
 	app.hub = realtime.NewHub(cfg.EventBuffer)
 	if app.media, err = media.Open(ctx, cfg.BlobURL, cfg.DataDir); err != nil {
 		_ = app.Close()
 		return nil, err
 	}
 	app.content = content.NewService(st, app.hub, content.Options{BaseURL: cfg.BaseURL, Media: app.media, Now: cfg.Now, Logger: logger})
+	if app.engines, err = pipeline.BuildEngines(cfg.Pipeline); err != nil {
+		_ = app.Close()
+		return nil, err
+	}
+	app.vectors = pipeline.NewVectors(st, app.engines.Embedder, cfg.Now)
+	app.queue, err = pipeline.New(ctx, st.DB(), st, app.content, app.media, app.engines, app.vectors,
+		pipeline.Config{Workers: cfg.PipelineWorkers, Backoff: cfg.PipelineBackoff, Now: cfg.Now}, logger)
+	if err != nil {
+		_ = app.Close()
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	app.content.SetProcessor(app.queue)
 	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
 	app.stopBackground = stop
 	app.handler, err = app.buildHandler(ctx)
 	if err != nil {
+		_ = app.Close()
+		return nil, err
+	}
+	if err := app.queue.Start(bg); err != nil {
 		_ = app.Close()
 		return nil, err
 	}
@@ -119,6 +148,20 @@ func (a *App) pruneEvents(ctx context.Context) {
 		}
 	}
 }
+
+// searchAllowed is the content_search gate: on unless the tenant's feature
+// flag says otherwise.
+func (a *App) searchAllowed(ctx context.Context, tenantID uuid.UUID) (bool, error) {
+	t, err := a.auth.Tenant(ctx, tenantID)
+	if err != nil {
+		return false, err
+	}
+	enabled, set := t.Features["content_search"]
+	return !set || enabled, nil
+}
+
+// Query returns the query engine (the sync writer, tests).
+func (a *App) Query() *query.Engine { return a.query }
 
 // Store returns the control-plane store (admin commands, tests).
 func (a *App) Store() store.Store { return a.store }
@@ -151,10 +194,23 @@ func (a *App) Close() error {
 	if a.ws != nil {
 		a.ws.Close()
 	}
-	a.background.Wait()
 	var errs []error
+	if a.queue != nil {
+		// Running jobs get a moment to finish; unfinished ones are retried on
+		// the next start (river rescues them).
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		errs = append(errs, a.queue.Stop(ctx))
+		cancel()
+	}
+	if a.engines.Transcriber != nil {
+		errs = append(errs, a.engines.Transcriber.Close())
+	}
+	a.background.Wait()
 	if a.media != nil {
 		errs = append(errs, a.media.Close())
+	}
+	if a.query != nil {
+		errs = append(errs, a.query.Close())
 	}
 	return errors.Join(append(errs, a.auth.Close(context.Background()), a.store.Close())...)
 }
@@ -177,7 +233,7 @@ func (a *App) buildHandler(ctx context.Context) (http.Handler, error) {
 	}
 
 	mux := http.NewServeMux()
-	strict := api.NewStrictHandlerWithOptions(newHandlers(a.store, a.auth, a.content), nil, api.StrictHTTPServerOptions{
+	strict := api.NewStrictHandlerWithOptions(newHandlers(a.store, a.auth, a.content, pipeline.NewHandlers(a.vectors, a.content, a.searchAllowed), query.NewHandlers(a.query)), nil, api.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  a.requestError,
 		ResponseErrorHandlerFunc: a.responseError,
 	})
@@ -190,6 +246,7 @@ func (a *App) buildHandler(ctx context.Context) (http.Handler, error) {
 	mux.HandleFunc("GET /openapi.yaml", serveSpec)
 	mux.Handle("GET /api/content/events", a.eventsHandler())
 	mux.Handle("GET /api/content/{id}/media", content.NewHandlers(a.content).MediaHandler(a.logger))
+	mux.Handle("POST /api/data-platform/query", a.query.Handler(a.logger))
 	// Routing is decided by httpx.Route against the document; this only
 	// catches a disagreement between the two routers.
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -13,14 +13,6 @@ import (
 // (two methods of the same name would not compile, so none is shadowed).
 type unimplemented struct{}
 
-func (unimplemented) SearchContent(context.Context, api.SearchContentRequestObject) (api.SearchContentResponseObject, error) {
-	return nil, apierrors.NotImplemented("searchContent")
-}
-
-func (unimplemented) ListRelated(context.Context, api.ListRelatedRequestObject) (api.ListRelatedResponseObject, error) {
-	return nil, apierrors.NotImplemented("listRelated")
-}
-
 func (unimplemented) ListConnectorTypes(context.Context, api.ListConnectorTypesRequestObject) (api.ListConnectorTypesResponseObject, error) {
 	return nil, apierrors.NotImplemented("listConnectorTypes")
 }
@@ -39,14 +31,6 @@ func (unimplemented) DeleteConnector(context.Context, api.DeleteConnectorRequest
 
 func (unimplemented) UpdateConnector(context.Context, api.UpdateConnectorRequestObject) (api.UpdateConnectorResponseObject, error) {
 	return nil, apierrors.NotImplemented("updateConnector")
-}
-
-func (unimplemented) RunQuery(context.Context, api.RunQueryRequestObject) (api.RunQueryResponseObject, error) {
-	return nil, apierrors.NotImplemented("runQuery")
-}
-
-func (unimplemented) GetSchema(context.Context, api.GetSchemaRequestObject) (api.GetSchemaResponseObject, error) {
-	return nil, apierrors.NotImplemented("getSchema")
 }
 
 func (unimplemented) StartSync(context.Context, api.StartSyncRequestObject) (api.StartSyncResponseObject, error) {

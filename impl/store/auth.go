@@ -109,6 +109,8 @@ type AuthStore interface {
 	CreateTenant(ctx context.Context, t Tenant) error
 	GetTenant(ctx context.Context, id uuid.UUID) (Tenant, error)
 	CountTenants(ctx context.Context) (int, error)
+	// SetTenantFeature turns a feature flag of the tenant on or off.
+	SetTenantFeature(ctx context.Context, id uuid.UUID, feature string, enabled bool) error
 
 	// CreateUser fails with ErrConflict when the email is taken (case-insensitively).
 	CreateUser(ctx context.Context, u User) error

@@ -71,9 +71,9 @@ type ContentStore interface {
 	// CreateItem inserts item and appends an event of eventType.
 	CreateItem(ctx context.Context, item Item, eventType string, render RenderEvent) (Event, error)
 	// UpdateItem reads the user's item, applies mutate and writes it back with
-	// an event; ErrNotFound for another user's or an unknown item. mutate may
-	// return an error to abort.
-	UpdateItem(ctx context.Context, userID, id uuid.UUID, mutate func(*Item) error, eventType string, render RenderEvent) (Item, Event, error)
+	// an event at now (none when eventType is ""); ErrNotFound for another
+	// user's or an unknown item. mutate may return an error to abort.
+	UpdateItem(ctx context.Context, userID, id uuid.UUID, mutate func(*Item) error, now time.Time, eventType string, render RenderEvent) (Item, Event, error)
 	// DeleteItem deletes the user's item and appends its deletion event (at now).
 	DeleteItem(ctx context.Context, userID, id uuid.UUID, now time.Time, eventType string, render RenderEvent) (Item, Event, error)
 	GetItem(ctx context.Context, userID, id uuid.UUID) (Item, error)
@@ -91,8 +91,33 @@ type ContentStore interface {
 	// ErrConflict when it is not empty.
 	DeleteFolder(ctx context.Context, userID, id uuid.UUID, recursive bool, now time.Time, eventType string, render RenderEvent) ([]Item, []Event, error)
 
+	// GetItems returns the user's items with the given ids (missing ones are
+	// skipped), in no particular order.
+	GetItems(ctx context.Context, userID uuid.UUID, ids []uuid.UUID) ([]Item, error)
+	// PendingItems returns up to limit items of any user whose processing
+	// is pending or was interrupted (processing), oldest first.
+	PendingItems(ctx context.Context, limit int) ([]Item, error)
+
+	// PutEmbedding stores (replaces) an item's vector.
+	PutEmbedding(ctx context.Context, e Embedding) error
+	// ItemsWithoutEmbedding returns up to limit of the user's items that have
+	// no vector made by model (new items, or a changed model).
+	ItemsWithoutEmbedding(ctx context.Context, userID uuid.UUID, model string, limit int) ([]Item, error)
+	// Embeddings returns the user's vectors made by model.
+	Embeddings(ctx context.Context, userID uuid.UUID, model string) ([]Embedding, error)
+
 	// EventsSince returns the user's events after afterID, oldest first, at most limit.
 	EventsSince(ctx context.Context, userID uuid.UUID, afterID int64, limit int) ([]Event, error)
 	// PruneEvents drops events created before cutoff.
 	PruneEvents(ctx context.Context, cutoff time.Time) error
+}
+
+// Embedding is an item's vector and the model that made it.
+type Embedding struct {
+	ItemID    uuid.UUID
+	UserID    uuid.UUID
+	Model     string
+	Vector    []byte // little-endian float32s
+	Dim       int
+	UpdatedAt time.Time
 }

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -73,7 +74,11 @@ func NewWithSendBuffer(t testing.TB, mutate func(*server.Config), sendBuffer int
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	app, err := server.New(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	var logOut io.Writer = io.Discard
+	if os.Getenv("STRATA_TEST_LOG") != "" { // debugging aid: see the server's log
+		logOut = os.Stderr
+	}
+	app, err := server.New(context.Background(), cfg, slog.New(slog.NewTextHandler(logOut, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -121,6 +121,19 @@ func (s *Store) GetTenant(ctx context.Context, id uuid.UUID) (store.Tenant, erro
 	return t, nil
 }
 
+// SetTenantFeature implements store.AuthStore.
+func (s *Store) SetTenantFeature(ctx context.Context, id uuid.UUID, feature string, enabled bool) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE tenants SET features = json_set(features, '$.' || ?, json(?)) WHERE id = ?`,
+		feature, fmt.Sprint(enabled), id.String())
+	if err != nil {
+		return fmt.Errorf("set tenant feature: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return store.ErrNotFound
+	}
+	return nil
+}
+
 // CountTenants implements store.AuthStore.
 func (s *Store) CountTenants(ctx context.Context) (int, error) {
 	var n int

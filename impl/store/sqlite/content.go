@@ -144,7 +144,7 @@ func (s *Store) CreateItem(ctx context.Context, item store.Item, eventType strin
 }
 
 // UpdateItem implements store.ContentStore.
-func (s *Store) UpdateItem(ctx context.Context, userID, id uuid.UUID, mutate func(*store.Item) error, eventType string, render store.RenderEvent) (store.Item, store.Event, error) {
+func (s *Store) UpdateItem(ctx context.Context, userID, id uuid.UUID, mutate func(*store.Item) error, now time.Time, eventType string, render store.RenderEvent) (store.Item, store.Event, error) {
 	var item store.Item
 	var ev store.Event
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
@@ -171,7 +171,10 @@ func (s *Store) UpdateItem(ctx context.Context, userID, id uuid.UUID, mutate fun
 			item.ProcessingStatus, emptyToNull(item.ProcessingError), fmtTime(item.UpdatedAt), id.String(), userID.String()); err != nil {
 			return fmt.Errorf("update item: %w", err)
 		}
-		ev, err = appendEvent(ctx, tx, item, eventType, render, item.UpdatedAt)
+		if eventType == "" {
+			return nil
+		}
+		ev, err = appendEvent(ctx, tx, item, eventType, render, now)
 		return err
 	})
 	return item, ev, err
@@ -470,6 +473,120 @@ func (s *Store) DeleteFolder(ctx context.Context, userID, id uuid.UUID, recursiv
 		return nil, nil, err
 	}
 	return items, events, nil
+}
+
+// GetItems implements store.ContentStore.
+func (s *Store) GetItems(ctx context.Context, userID uuid.UUID, ids []uuid.UUID) ([]store.Item, error) {
+	out := make([]store.Item, 0, len(ids))
+	const batch = 500 // stay far below SQLite's bound-parameter limit
+	for start := 0; start < len(ids); start += batch {
+		chunk := ids[start:min(start+batch, len(ids))]
+		args := []any{userID.String()}
+		for _, id := range chunk {
+			args = append(args, id.String())
+		}
+		rows, err := s.db.QueryContext(ctx, `SELECT `+itemColumns+` FROM items WHERE user_id = ? AND id IN (`+
+			strings.TrimSuffix(strings.Repeat("?,", len(chunk)), ",")+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("get items: %w", err)
+		}
+		for rows.Next() {
+			it, err := scanItem(rows)
+			if err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out = append(out, it)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// PendingItems implements store.ContentStore.
+func (s *Store) PendingItems(ctx context.Context, limit int) ([]store.Item, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+itemColumns+` FROM items
+		WHERE processing_status IN ('pending', 'processing') ORDER BY created_at LIMIT ?`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("pending items: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Item
+	for rows.Next() {
+		it, err := scanItem(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, it)
+	}
+	return out, rows.Err()
+}
+
+// ─── embeddings ───
+
+// PutEmbedding implements store.ContentStore.
+func (s *Store) PutEmbedding(ctx context.Context, e store.Embedding) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO item_embeddings (item_id, user_id, model, dim, vector, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (item_id) DO UPDATE SET model = excluded.model, dim = excluded.dim, vector = excluded.vector,
+			updated_at = excluded.updated_at`,
+		e.ItemID.String(), e.UserID.String(), e.Model, e.Dim, e.Vector, fmtTime(e.UpdatedAt))
+	if err != nil {
+		if strings.Contains(err.Error(), "FOREIGN KEY") {
+			return store.ErrNotFound // the item was deleted meanwhile
+		}
+		return fmt.Errorf("put embedding: %w", err)
+	}
+	return nil
+}
+
+// ItemsWithoutEmbedding implements store.ContentStore.
+func (s *Store) ItemsWithoutEmbedding(ctx context.Context, userID uuid.UUID, model string, limit int) ([]store.Item, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+qualified(itemColumns)+` FROM items
+		LEFT JOIN item_embeddings e ON e.item_id = items.id AND e.model = ?
+		WHERE items.user_id = ? AND e.item_id IS NULL ORDER BY items.created_at LIMIT ?`, model, userID.String(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("items without embedding: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Item
+	for rows.Next() {
+		it, err := scanItem(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, it)
+	}
+	return out, rows.Err()
+}
+
+// Embeddings implements store.ContentStore.
+func (s *Store) Embeddings(ctx context.Context, userID uuid.UUID, model string) ([]store.Embedding, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT item_id, dim, vector, updated_at FROM item_embeddings
+		WHERE user_id = ? AND model = ?`, userID.String(), model)
+	if err != nil {
+		return nil, fmt.Errorf("embeddings: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Embedding
+	for rows.Next() {
+		e := store.Embedding{UserID: userID, Model: model}
+		var id, updated string
+		if err := rows.Scan(&id, &e.Dim, &e.Vector, &updated); err != nil {
+			return nil, fmt.Errorf("scan embedding: %w", err)
+		}
+		if e.ItemID, err = uuid.Parse(id); err != nil {
+			return nil, err
+		}
+		if e.UpdatedAt, err = parseTime(updated); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
 }
 
 // ─── events ───

@@ -1,0 +1,285 @@
+package pipeline_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"mime/multipart"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stratahq/strata/impl/server"
+	"github.com/stratahq/strata/impl/testenv"
+)
+
+type item struct {
+	ID               string   `json:"id"`
+	Type             string   `json:"type"`
+	Title            string   `json:"title"`
+	Body             string   `json:"body"`
+	Summary          string   `json:"summary"`
+	Transcription    *string  `json:"transcription"`
+	AiSummary        *string  `json:"aiSummary"`
+	AiTags           []string `json:"aiTags"`
+	ProcessingStatus string   `json:"processingStatus"`
+	ProcessingError  *string  `json:"processingError"`
+}
+
+// fastRetries makes failed jobs retry after milliseconds, not seconds.
+func fastRetries(c *server.Config) { c.PipelineBackoff = 20 * time.Millisecond }
+
+// waitProcessed polls the item until its processing ended, with a deadline.
+func waitProcessed(t *testing.T, e *testenv.Env, token, id string) item {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var it item
+		e.Clock.Advance(time.Second) // the content quota refills; no token gets near expiry in 60 s
+		r := e.Call("GET", "/api/content/"+id, "", testenv.Bearer(token)...)
+		if r.Status != http.StatusOK {
+			t.Fatalf("GET item: %d %s", r.Status, r.Body)
+		}
+		r.Decode(t, &it)
+		if it.ProcessingStatus == "processed" || it.ProcessingStatus == "failed" {
+			return it
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("item %s still %s after 60 s", id, it.ProcessingStatus)
+		}
+		time.Sleep(50 * time.Millisecond) // polling interval
+	}
+}
+
+func TestNotesAreSummarisedTaggedAndEmbedded(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t, nil)
+	s := e.NewUser("ai@example.com")
+	body := "Sourdough bread needs a lively starter. Feed the starter with flour and water the night before baking. " +
+		"Knead the dough, let it rise slowly in the fridge, then bake it in a very hot Dutch oven until the crust is dark."
+	r := e.Call("POST", "/api/content/notes", `{"body":"`+body+`"}`, testenv.Bearer(s.AccessToken)...)
+	var created item
+	r.Decode(t, &created)
+	it := waitProcessed(t, e, s.AccessToken, created.ID)
+	if it.ProcessingStatus != "processed" || it.AiSummary == nil || *it.AiSummary == "" || it.Summary != *it.AiSummary ||
+		len(it.AiTags) == 0 || len(it.AiTags) > 8 || it.ProcessingError != nil {
+		t.Fatalf("processed note %+v", it)
+	}
+	for _, tag := range it.AiTags {
+		if tag != strings.ToLower(tag) {
+			t.Fatalf("tag %q is not lower-case", tag)
+		}
+	}
+	if !strings.Contains(strings.Join(it.AiTags, " "), "starter") && !strings.Contains(strings.Join(it.AiTags, " "), "dough") {
+		t.Errorf("tags %v miss the note's keywords", it.AiTags)
+	}
+	// Changing the body re-runs the pipeline.
+	e.Call("PATCH", "/api/content/"+it.ID, `{"body":"Water the tomato plants every morning and mulch the beds against weeds."}`, testenv.Bearer(s.AccessToken)...)
+	again := waitProcessed(t, e, s.AccessToken, it.ID)
+	if again.AiSummary == nil || !strings.Contains(strings.ToLower(*again.AiSummary), "tomato") {
+		t.Fatalf("re-processed summary %v", again.AiSummary)
+	}
+}
+
+// speech renders text with espeak-ng into the given container via ffmpeg.
+func speech(t *testing.T, text, ext string) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	wav := filepath.Join(dir, "speech.wav")
+	if out, err := exec.Command("espeak-ng", "-v", "en-us+klatt2", "-s", "175", "-w", wav, text).CombinedOutput(); err != nil {
+		t.Fatalf("espeak-ng: %v %s", err, out)
+	}
+	if ext == "wav" {
+		b, _ := os.ReadFile(wav)
+		return b
+	}
+	out := filepath.Join(dir, "speech."+ext)
+	if b, err := exec.Command("ffmpeg", "-nostdin", "-loglevel", "error", "-i", wav, out).CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg: %v %s", err, b)
+	}
+	b, _ := os.ReadFile(out)
+	return b
+}
+
+func uploadVoice(t *testing.T, e *testenv.Env, token string, audio []byte, title string) item {
+	t.Helper()
+	var form bytes.Buffer
+	mw := multipart.NewWriter(&form)
+	if title != "" {
+		_ = mw.WriteField("title", title)
+	}
+	w, _ := mw.CreateFormFile("audio", "clip")
+	_, _ = w.Write(audio)
+	_ = mw.Close()
+	req, _ := http.NewRequest("POST", e.Srv.URL+"/api/content/voice-notes", &form)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := e.Srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("upload: %d %s", resp.StatusCode, raw)
+	}
+	var it item
+	_ = json.Unmarshal(raw, &it)
+	return it
+}
+
+func TestVoiceNotesAreTranscribed(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t, nil)
+	s := e.NewUser("voice@example.com")
+	for _, ext := range []string{"wav", "mp3"} {
+		created := uploadVoice(t, e, s.AccessToken, speech(t, "remember to buy milk and eggs tomorrow morning", ext), "")
+		it := waitProcessed(t, e, s.AccessToken, created.ID)
+		if it.ProcessingStatus != "processed" || it.Transcription == nil {
+			t.Fatalf("%s: %+v", ext, it)
+		}
+		hits := 0
+		for _, w := range []string{"remember", "tomorrow", "morning", "milk", "eggs"} {
+			if strings.Contains(*it.Transcription, w) {
+				hits++
+			}
+		}
+		if hits < 2 || it.Body != *it.Transcription || it.Title == "" || !strings.HasPrefix(*it.Transcription, it.Title) {
+			t.Fatalf("%s: transcript %q, title %q, body %q", ext, *it.Transcription, it.Title, it.Body)
+		}
+	}
+}
+
+func TestCorruptAudioFailsWithAReasonAndAnEvent(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t, fastRetries)
+	s := e.NewUser("corrupt@example.com")
+	// A WAV header (so the upload's sniffing accepts it) followed by garbage.
+	corrupt := append([]byte("RIFF\xff\xff\xff\xffWAVEjunk"), bytes.Repeat([]byte{0x5a}, 4000)...)
+	created := uploadVoice(t, e, s.AccessToken, corrupt, "broken")
+	it := waitProcessed(t, e, s.AccessToken, created.ID)
+	if it.ProcessingStatus != "failed" || it.ProcessingError == nil || *it.ProcessingError == "" {
+		t.Fatalf("corrupt audio: %+v", it)
+	}
+}
+
+// whisperFixture is a stand-in for a third-party OpenAI-compatible
+// /v1/audio/transcriptions server (the protocol subset the client uses:
+// multipart file + model, JSON {"text"}). It answers 503 while down.
+type whisperFixture struct {
+	down  atomic.Bool
+	calls atomic.Int32
+	block chan struct{} // when non-nil, requests wait until it is closed
+}
+
+func (f *whisperFixture) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.calls.Add(1)
+	if f.block != nil {
+		select {
+		case <-f.block:
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if f.down.Load() || r.URL.Path != "/v1/audio/transcriptions" {
+		http.Error(w, `{"error":{"message":"overloaded"}}`, http.StatusServiceUnavailable)
+		return
+	}
+	if _, _, err := r.FormFile("file"); err != nil || r.FormValue("model") == "" {
+		http.Error(w, `{"error":{"message":"bad form"}}`, http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = io.WriteString(w, `{"text":"call the plumber about the leaking kitchen tap"}`)
+}
+
+func TestUnreachableEngineIsRetriedThenFails(t *testing.T) {
+	t.Parallel()
+	fixture := &whisperFixture{}
+	fixture.down.Store(true)
+	idp := httptest.NewServer(fixture)
+	t.Cleanup(idp.Close)
+	e := testenv.New(t, func(c *server.Config) {
+		fastRetries(c)
+		c.Pipeline.TranscribeURL = idp.URL
+	})
+	s := e.NewUser("retry@example.com")
+	created := uploadVoice(t, e, s.AccessToken, speech(t, "hello", "wav"), "x")
+	it := waitProcessed(t, e, s.AccessToken, created.ID)
+	if it.ProcessingStatus != "failed" || fixture.calls.Load() != 3 {
+		t.Fatalf("status %s after %d calls, want failed after 3 attempts", it.ProcessingStatus, fixture.calls.Load())
+	}
+
+	// An engine that recovers between attempts succeeds.
+	fixture.calls.Store(0)
+	created = uploadVoice(t, e, s.AccessToken, speech(t, "hello", "wav"), "")
+	deadline := time.Now().Add(30 * time.Second)
+	for fixture.calls.Load() < 1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond) // polling interval
+	}
+	fixture.down.Store(false)
+	it = waitProcessed(t, e, s.AccessToken, created.ID)
+	if it.ProcessingStatus != "processed" || it.Transcription == nil || !strings.Contains(*it.Transcription, "plumber") {
+		t.Fatalf("after recovery: %+v", it)
+	}
+
+	// A closed port: unreachable, retried, failed.
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	closed := "http://" + ln.Addr().String()
+	ln.Close()
+	e2 := testenv.New(t, func(c *server.Config) {
+		fastRetries(c)
+		c.Pipeline.TranscribeURL = closed
+	})
+	s2 := e2.NewUser("closed@example.com")
+	created = uploadVoice(t, e2, s2.AccessToken, speech(t, "hello", "wav"), "x")
+	if it := waitProcessed(t, e2, s2.AccessToken, created.ID); it.ProcessingStatus != "failed" {
+		t.Fatalf("unreachable engine: %+v", it)
+	}
+}
+
+func TestPendingWorkResumesAfterRestart(t *testing.T) {
+	t.Parallel()
+	fixture := &whisperFixture{block: make(chan struct{})}
+	engine := httptest.NewServer(fixture)
+	t.Cleanup(engine.Close)
+	dataDir := t.TempDir()
+	cfg := func(c *server.Config) {
+		c.DataDir = dataDir
+		fastRetries(c)
+		c.Pipeline.TranscribeURL = engine.URL
+	}
+	first := testenv.New(t, cfg)
+	s := first.NewUser("restart@example.com")
+	created := uploadVoice(t, first, s.AccessToken, speech(t, "hello", "wav"), "")
+	// The job is running (the engine holds the request) when the server stops.
+	deadline := time.Now().Add(30 * time.Second)
+	for fixture.calls.Load() < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the pipeline never called the engine")
+		}
+		time.Sleep(10 * time.Millisecond) // polling interval
+	}
+	first.Srv.Close()
+	if err := first.App.Close(); err != nil {
+		t.Fatal(err)
+	}
+	close(fixture.block) // the engine answers from now on
+
+	second := testenv.New(t, cfg)
+	tokens := second.SignIn("restart@example.com", "correct horse")
+	it := waitProcessed(t, second, tokens.AccessToken, created.ID)
+	if it.ProcessingStatus != "processed" || it.Transcription == nil || !strings.Contains(*it.Transcription, "plumber") {
+		t.Fatalf("after restart: %+v", it)
+	}
+}
+
+var _ = context.Background
