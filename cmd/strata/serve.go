@@ -40,6 +40,17 @@ func newServeCommand() *cobra.Command {
 	f.StringSliceVar(&cfg.JWTIssuers, "jwt-issuer", nil, "issuers accepted on external (JWKS or HS256) tokens (default: this server's issuer)")
 	f.BoolVar(&cfg.DisableSignup, "disable-signup", false, "switch off POST /api/auth/v1/signup")
 	f.StringVar(&cfg.BlobURL, "blob-url", "", "gocloud.dev/blob URL for uploads, e.g. s3://bucket (default: {data-dir}/blobs)")
+	f.IntVar(&cfg.PipelineWorkers, "pipeline-workers", 2, "concurrent AI pipeline jobs")
+	f.StringVar(&cfg.Pipeline.TranscribeURL, "transcribe-url", "", "OpenAI-compatible server for /v1/audio/transcriptions (default: local PocketSphinx)")
+	f.StringVar(&cfg.Pipeline.TranscribeModel, "transcribe-model", "whisper-1", "model name sent to --transcribe-url")
+	f.StringVar(&cfg.Pipeline.LLMURL, "llm-url", "", "OpenAI-compatible server for /v1/chat/completions: summaries and tags (default: local)")
+	f.StringVar(&cfg.Pipeline.LLMModel, "llm-model", "gpt-4o-mini", "model name sent to --llm-url")
+	f.StringVar(&cfg.Pipeline.EmbedURL, "embed-url", "", "OpenAI-compatible server for /v1/embeddings (default: local hashed embeddings)")
+	f.StringVar(&cfg.Pipeline.EmbedModel, "embed-model", "text-embedding-3-small", "model name sent to --embed-url")
+	f.StringVar(&cfg.Pipeline.APIKey, "ai-api-key", "", "bearer key sent to the AI endpoints above")
+	f.StringVar(&cfg.Query.MemoryLimit, "tenant-memory-limit", "1GB", "DuckDB memory_limit of each tenant store")
+	f.IntVar(&cfg.Query.Threads, "tenant-threads", 2, "DuckDB threads of each tenant store (bounds one tenant's CPU)")
+	f.IntVar(&cfg.Query.MaxOpen, "max-open-tenants", 64, "tenant stores open at once (idle ones close first)")
 	f.BoolVar(&demo, "demo", false, "on an empty store, create a demo tenant and user and print how to log in")
 	return cmd
 }
