@@ -18,13 +18,15 @@ all: build
 deps:
 	@./scripts/deps.sh
 
-## generate: regenerate gen/ and the generated client in sdk/ from openapi/openapi.yaml.
+## generate: regenerate gen/ and sdk/client.gen.go from openapi/openapi.yaml, and
+## plugins/proto from connector.proto.
 generate:
-	$(GO) generate ./gen/...
+	$(GO) generate ./gen/... ./plugins/proto/...
 
-## build: build bin/strata.
+## build: build bin/strata and the connector plugins into bin/plugins.
 build:
 	$(GO) build -o $(BIN)/strata ./cmd/strata
+	$(GO) build -o $(BIN)/plugins/strata-connector-hosted_backend ./plugins/hostedbackend/cmd/strata-connector-hosted_backend
 
 ## run: build and serve on the embedded defaults (http://127.0.0.1:8080, ./data),
 ## creating a demo tenant and user on an empty store and printing how to log in.
@@ -50,6 +52,9 @@ check:
 	 diff -u sdk/client.gen.go $(GEN_TMP)/client.gen.go >/dev/null || \
 	 { echo "generated code is out of date: run make generate and commit"; rm -rf $(GEN_TMP); exit 1; }
 	@rm -rf $(GEN_TMP)
+	@# The protobuf code: regenerate in place and compare with the committed files.
+	@$(GO) generate ./plugins/proto/... && git diff --quiet -- plugins/proto || \
+	 { echo "plugins/proto is out of date with connector.proto: run make generate and commit"; exit 1; }
 	@echo "check: ok"
 
 ## bench: run the benchmarks (BENCH=regexp BENCH_PKG=./impl/...).

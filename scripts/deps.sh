@@ -21,7 +21,13 @@ declare -A packages=(
   # speech tests: synthesised and recorded voice notes
   [espeak-ng]=espeak-ng
   [pocketsphinx-testdata]=/usr/share/pocketsphinx/test/data/goforward.raw
+  # the hosted_backend connector's tests read a real PostgreSQL (see below)
+  [postgresql-client]=pg_isready
 )
+
+sudo=""
+[[ $(id -u) -eq 0 ]] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
 
 missing=()
 for pkg in "${!packages[@]}"; do
@@ -32,11 +38,31 @@ for pkg in "${!packages[@]}"; do
     command -v "$check" >/dev/null 2>&1 || missing+=("$pkg")
   fi
 done
-((${#missing[@]} == 0)) && exit 0
+if ((${#missing[@]} > 0)); then
+  echo "deps: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
 
-echo "deps: installing ${missing[*]}"
-sudo=""
-[[ $(id -u) -eq 0 ]] || sudo="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# PostgreSQL on 127.0.0.1:5432 (user postgres, trust auth, database test) for
+# the connector tests. Machines of this project run one already; elsewhere it
+# is installed and started here.
+if ! pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then
+  if ! ls /etc/postgresql/*/main >/dev/null 2>&1; then
+    echo "deps: installing postgresql"
+    $sudo apt-get update -qq
+    $sudo apt-get install -y -qq --no-install-recommends postgresql
+  fi
+  version=$(ls /etc/postgresql | sort -V | tail -n 1)
+  hba=/etc/postgresql/$version/main/pg_hba.conf
+  if ! grep -q '^host all all 127.0.0.1/32 trust' "$hba"; then
+    # Test-machine set-up only: trust local TCP connections.
+    $sudo sed -i '1i host all all 127.0.0.1/32 trust' "$hba"
+  fi
+  $sudo pg_ctlcluster --skip-systemctl-redirect "$version" main start 2>/dev/null ||
+    $sudo pg_ctlcluster --skip-systemctl-redirect "$version" main reload
+  for _ in $(seq 1 50); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 0.2; done
+fi
+if ! psql -h 127.0.0.1 -U postgres -d test -Atc 'SELECT 1' >/dev/null 2>&1; then
+  psql -h 127.0.0.1 -U postgres -Atc 'CREATE DATABASE test' >/dev/null
+fi

@@ -801,10 +801,31 @@ type SignupRequest struct {
 	Password string `json:"password"`
 }
 
+// SyncConnectorResult defines model for SyncConnectorResult.
+type SyncConnectorResult struct {
+	ConnectorID openapi_types.UUID `json:"connectorId"`
+
+	// Error Why this connector's part failed; null otherwise.
+	Error *string `json:"error"`
+	Name  string  `json:"name"`
+
+	// Rows Rows ingested so far.
+	Rows int64 `json:"rows"`
+
+	// Status `pending` (waiting for dispatch), `running`, `completed` (success), `failed` (see `error`).
+	Status SyncStatus `json:"status"`
+
+	// Tables Tables replaced so far, with their row counts.
+	Tables []SyncTableResult `json:"tables"`
+}
+
 // SyncJob defines model for SyncJob.
 type SyncJob struct {
 	// CompletedAt null while not finished.
 	CompletedAt *time.Time `json:"completedAt"`
+
+	// Connectors Extension: one entry per connector the job covers, in the order they are synced, with what each did. A job fails when any connector fails; the others' tables are still replaced.
+	Connectors *[]SyncConnectorResult `json:"connectors,omitempty"`
 
 	// Error Failure information when `failed` (e.g. `interrupted`); null otherwise.
 	Error *string `json:"error"`
@@ -832,6 +853,12 @@ type SyncJobStarted struct {
 
 // SyncStatus `pending` (waiting for dispatch), `running`, `completed` (success), `failed` (see `error`).
 type SyncStatus string
+
+// SyncTableResult defines model for SyncTableResult.
+type SyncTableResult struct {
+	Name string `json:"name"`
+	Rows int64  `json:"rows"`
+}
 
 // Table defines model for Table.
 type Table struct {
@@ -975,9 +1002,6 @@ type InternalError = Error
 
 // NotFound The one error shape of every area.
 type NotFound = Error
-
-// NotImplemented The one error shape of every area.
-type NotImplemented = Error
 
 // OAuthBadRequest The `Error` shape plus the OAuth 2.0 / GoTrue fields read by auth clients (auth-js reads `error_code` and `message`).
 type OAuthBadRequest = OAuthError
@@ -6379,8 +6403,6 @@ type SearchContentResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *SearchContentResponse429Headers
 }
@@ -6413,11 +6435,6 @@ func (r SearchContentResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SearchContentResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r SearchContentResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -6938,8 +6955,6 @@ type ListRelatedResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListRelatedResponse429Headers
 }
@@ -6972,11 +6987,6 @@ func (r ListRelatedResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListRelatedResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r ListRelatedResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -7029,8 +7039,6 @@ type ListConnectorTypesResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListConnectorTypesResponse429Headers
 }
@@ -7058,11 +7066,6 @@ func (r ListConnectorTypesResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListConnectorTypesResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r ListConnectorTypesResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -7115,8 +7118,6 @@ type ListConnectorsResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListConnectorsResponse429Headers
 }
@@ -7144,11 +7145,6 @@ func (r ListConnectorsResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListConnectorsResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r ListConnectorsResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -7209,8 +7205,6 @@ type CreateConnectorResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateConnectorResponse429Headers
 }
@@ -7258,11 +7252,6 @@ func (r CreateConnectorResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CreateConnectorResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r CreateConnectorResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -7317,8 +7306,6 @@ type DeleteConnectorResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeleteConnectorResponse429Headers
 }
@@ -7351,11 +7338,6 @@ func (r DeleteConnectorResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r DeleteConnectorResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r DeleteConnectorResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -7416,8 +7398,6 @@ type UpdateConnectorResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *UpdateConnectorResponse429Headers
 }
@@ -7465,11 +7445,6 @@ func (r UpdateConnectorResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r UpdateConnectorResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r UpdateConnectorResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -7532,8 +7507,6 @@ type RunQueryResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServiceUnavailable
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -7588,11 +7561,6 @@ func (r RunQueryResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r RunQueryResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r RunQueryResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -7650,8 +7618,6 @@ type GetSchemaResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServiceUnavailable
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -7681,11 +7647,6 @@ func (r GetSchemaResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetSchemaResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r GetSchemaResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -7743,8 +7704,6 @@ type StartSyncResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *StartSyncResponse429Headers
 }
@@ -7772,11 +7731,6 @@ func (r StartSyncResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r StartSyncResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r StartSyncResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -7831,8 +7785,6 @@ type GetSyncJobResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetSyncJobResponse429Headers
 }
@@ -7865,11 +7817,6 @@ func (r GetSyncJobResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetSyncJobResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r GetSyncJobResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -10401,13 +10348,6 @@ func ParseSearchContentResponse(rsp *http.Response) (*SearchContentResponse, err
 		}
 		response.JSON500 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
-
 	}
 
 	switch {
@@ -11032,13 +10972,6 @@ func ParseListRelatedResponse(rsp *http.Response) (*ListRelatedResponse, error) 
 		}
 		response.JSON500 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
-
 	}
 
 	switch {
@@ -11127,13 +11060,6 @@ func ParseListConnectorTypesResponse(rsp *http.Response) (*ListConnectorTypesRes
 		}
 		response.JSON500 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
-
 	}
 
 	switch {
@@ -11221,13 +11147,6 @@ func ParseListConnectorsResponse(rsp *http.Response) (*ListConnectorsResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -11345,13 +11264,6 @@ func ParseCreateConnectorResponse(rsp *http.Response) (*CreateConnectorResponse,
 		}
 		response.JSON500 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
-
 	}
 
 	switch {
@@ -11449,13 +11361,6 @@ func ParseDeleteConnectorResponse(rsp *http.Response) (*DeleteConnectorResponse,
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -11572,13 +11477,6 @@ func ParseUpdateConnectorResponse(rsp *http.Response) (*UpdateConnectorResponse,
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -11703,13 +11601,6 @@ func ParseRunQueryResponse(rsp *http.Response) (*RunQueryResponse, error) {
 		}
 		response.JSON500 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11808,13 +11699,6 @@ func ParseGetSchemaResponse(rsp *http.Response) (*GetSchemaResponse, error) {
 		}
 		response.JSON500 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11910,13 +11794,6 @@ func ParseStartSyncResponse(rsp *http.Response) (*StartSyncResponse, error) {
 		}
 		response.JSON500 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
-
 	}
 
 	switch {
@@ -12011,13 +11888,6 @@ func ParseGetSyncJobResponse(rsp *http.Response) (*GetSyncJobResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 

@@ -40,6 +40,7 @@ func newServeCommand() *cobra.Command {
 	f.StringSliceVar(&cfg.JWTIssuers, "jwt-issuer", nil, "issuers accepted on external (JWKS or HS256) tokens (default: this server's issuer)")
 	f.BoolVar(&cfg.DisableSignup, "disable-signup", false, "switch off POST /api/auth/v1/signup")
 	f.StringVar(&cfg.BlobURL, "blob-url", "", "gocloud.dev/blob URL for uploads, e.g. s3://bucket (default: {data-dir}/blobs)")
+	f.StringVar(&cfg.PluginDir, "plugin-dir", cfg.PluginDir, "directory of connector plugins (strata-connector-<type>)")
 	f.IntVar(&cfg.PipelineWorkers, "pipeline-workers", 2, "concurrent AI pipeline jobs")
 	f.StringVar(&cfg.Pipeline.TranscribeURL, "transcribe-url", "", "OpenAI-compatible server for /v1/audio/transcriptions (default: local PocketSphinx)")
 	f.StringVar(&cfg.Pipeline.TranscribeModel, "transcribe-model", "whisper-1", "model name sent to --transcribe-url")

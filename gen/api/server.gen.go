@@ -801,10 +801,31 @@ type SignupRequest struct {
 	Password string `json:"password"`
 }
 
+// SyncConnectorResult defines model for SyncConnectorResult.
+type SyncConnectorResult struct {
+	ConnectorID openapi_types.UUID `json:"connectorId"`
+
+	// Error Why this connector's part failed; null otherwise.
+	Error *string `json:"error"`
+	Name  string  `json:"name"`
+
+	// Rows Rows ingested so far.
+	Rows int64 `json:"rows"`
+
+	// Status `pending` (waiting for dispatch), `running`, `completed` (success), `failed` (see `error`).
+	Status SyncStatus `json:"status"`
+
+	// Tables Tables replaced so far, with their row counts.
+	Tables []SyncTableResult `json:"tables"`
+}
+
 // SyncJob defines model for SyncJob.
 type SyncJob struct {
 	// CompletedAt null while not finished.
 	CompletedAt *time.Time `json:"completedAt"`
+
+	// Connectors Extension: one entry per connector the job covers, in the order they are synced, with what each did. A job fails when any connector fails; the others' tables are still replaced.
+	Connectors *[]SyncConnectorResult `json:"connectors,omitempty"`
 
 	// Error Failure information when `failed` (e.g. `interrupted`); null otherwise.
 	Error *string `json:"error"`
@@ -832,6 +853,12 @@ type SyncJobStarted struct {
 
 // SyncStatus `pending` (waiting for dispatch), `running`, `completed` (success), `failed` (see `error`).
 type SyncStatus string
+
+// SyncTableResult defines model for SyncTableResult.
+type SyncTableResult struct {
+	Name string `json:"name"`
+	Rows int64  `json:"rows"`
+}
 
 // Table defines model for Table.
 type Table struct {
@@ -975,9 +1002,6 @@ type InternalError = Error
 
 // NotFound The one error shape of every area.
 type NotFound = Error
-
-// NotImplemented The one error shape of every area.
-type NotImplemented = Error
 
 // OAuthBadRequest The `Error` shape plus the OAuth 2.0 / GoTrue fields read by auth clients (auth-js reads `error_code` and `message`).
 type OAuthBadRequest = OAuthError
@@ -2487,8 +2511,6 @@ type ForbiddenJSONResponse Error
 type InternalErrorJSONResponse Error
 
 type NotFoundJSONResponse Error
-
-type NotImplementedJSONResponse Error
 
 type OAuthBadRequestJSONResponse OAuthError
 
@@ -4070,20 +4092,6 @@ func (response SearchContent500JSONResponse) VisitSearchContentResponse(w http.R
 	return err
 }
 
-type SearchContent501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response SearchContent501JSONResponse) VisitSearchContentResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(501)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type UploadVoiceNoteRequestObject struct {
 	Body *multipart.Reader
 }
@@ -4606,20 +4614,6 @@ func (response ListRelated500JSONResponse) VisitListRelatedResponse(w http.Respo
 	return err
 }
 
-type ListRelated501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response ListRelated501JSONResponse) VisitListRelatedResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(501)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type ListConnectorTypesRequestObject struct {
 	Params ListConnectorTypesParams
 }
@@ -4702,20 +4696,6 @@ func (response ListConnectorTypes500JSONResponse) VisitListConnectorTypesRespons
 	return err
 }
 
-type ListConnectorTypes501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response ListConnectorTypes501JSONResponse) VisitListConnectorTypesResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(501)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type ListConnectorsRequestObject struct {
 	Params ListConnectorsParams
 }
@@ -4794,20 +4774,6 @@ func (response ListConnectors500JSONResponse) VisitListConnectorsResponse(w http
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type ListConnectors501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response ListConnectors501JSONResponse) VisitListConnectorsResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(501)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4955,20 +4921,6 @@ func (response CreateConnector500JSONResponse) VisitCreateConnectorResponse(w ht
 	return err
 }
 
-type CreateConnector501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response CreateConnector501JSONResponse) VisitCreateConnectorResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(501)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type DeleteConnectorRequestObject struct {
 	ConnectorID string `json:"connectorId"`
 	Params      DeleteConnectorParams
@@ -5070,20 +5022,6 @@ func (response DeleteConnector500JSONResponse) VisitDeleteConnectorResponse(w ht
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type DeleteConnector501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response DeleteConnector501JSONResponse) VisitDeleteConnectorResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(501)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5231,20 +5169,6 @@ func (response UpdateConnector500JSONResponse) VisitUpdateConnectorResponse(w ht
 	return err
 }
 
-type UpdateConnector501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response UpdateConnector501JSONResponse) VisitUpdateConnectorResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(501)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type GetSchemaRequestObject struct {
 	Params GetSchemaParams
 }
@@ -5323,20 +5247,6 @@ func (response GetSchema500JSONResponse) VisitGetSchemaResponse(w http.ResponseW
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type GetSchema501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response GetSchema501JSONResponse) VisitGetSchemaResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(501)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5437,20 +5347,6 @@ func (response StartSync500JSONResponse) VisitStartSyncResponse(w http.ResponseW
 	return err
 }
 
-type StartSync501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response StartSync501JSONResponse) VisitStartSyncResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(501)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type GetSyncJobRequestObject struct {
 	JobID  string `json:"jobId"`
 	Params GetSyncJobParams
@@ -5544,20 +5440,6 @@ func (response GetSyncJob500JSONResponse) VisitGetSyncJobResponse(w http.Respons
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type GetSyncJob501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response GetSyncJob501JSONResponse) VisitGetSyncJobResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(501)
 	_, err := buf.WriteTo(w)
 	return err
 }

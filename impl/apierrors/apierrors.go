@@ -49,7 +49,6 @@ const (
 	CodeUnsupportedMediaType     Code = "unsupported_media_type"
 	CodeConnectorTypeUnavailable Code = "connector_type_unavailable"
 	CodeInternal                 Code = "internal_error"
-	CodeNotImplemented           Code = "not_implemented"
 )
 
 // Error is an API error: the public fields are the JSON body, Internal is the
@@ -132,12 +131,6 @@ func Internal(cause error) *Error {
 		Message: "internal server error", Internal: cause}
 }
 
-// NotImplemented is 501 not_implemented, answered by operations whose
-// implementation has not landed yet.
-func NotImplemented(operation string) *Error {
-	return New(http.StatusNotImplemented, CodeNotImplemented, "%s is not implemented yet", operation)
-}
-
 // RateLimited is 429 RATE_LIMITED with the headers of DECISIONS.md: the
 // quota (RateLimit-Limit), nothing left (RateLimit-Remaining: 0) and the
 // whole seconds until a retry can succeed (Retry-After, RateLimit-Reset).
@@ -174,15 +167,13 @@ func From(err error) *Error {
 	return Internal(err)
 }
 
-// Write renders err as the JSON error body and logs it: 5xx (but 501) at
-// error level with the cause, 429 at warn, the rest at info. The logger should carry the
+// Write renders err as the JSON error body and logs it: 5xx at error level
+// with the cause, 429 at warn, the rest at info. The logger should carry the
 // request id (see httpx).
 func Write(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err error) {
 	e := From(err)
 	level := slog.LevelInfo
 	switch {
-	case e.StatusCode == http.StatusNotImplemented:
-		// Expected while an operation has not landed: not an operator's problem.
 	case e.StatusCode >= 500:
 		level = slog.LevelError
 	case e.StatusCode == http.StatusTooManyRequests:

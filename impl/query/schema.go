@@ -20,6 +20,10 @@ const InternalSchema = "_strata"
 // hiddenSchemas are never listed by Schema.
 var hiddenSchemas = []string{InternalSchema, "information_schema", "pg_catalog"}
 
+// StagingPrefix starts the names of tables a sync is filling before it swaps
+// them in; Schema does not list them.
+const StagingPrefix = "__strata_staging_"
+
 // Table is one user-visible table of a tenant (spec 2.4).
 type Table struct {
 	// Name is the table name, schema-qualified ("schema.table") when the
@@ -70,6 +74,7 @@ FROM duckdb_tables() t
 LEFT JOIN ` + InternalSchema + `.row_counts c USING (schema_name, table_name)
 WHERE t.database_name = current_database() AND NOT t.internal AND NOT t.temporary
   AND t.schema_name NOT IN ('` + strings.Join(hiddenSchemas, "', '") + `')
+  AND NOT starts_with(t.table_name, '` + StagingPrefix + `')
 ORDER BY t.schema_name = 'main' DESC, t.schema_name, t.table_name`
 
 var userColumnsSQL = `
@@ -77,6 +82,7 @@ SELECT schema_name, table_name, column_name, data_type, is_nullable
 FROM duckdb_columns()
 WHERE database_name = current_database() AND NOT internal
   AND schema_name NOT IN ('` + strings.Join(hiddenSchemas, "', '") + `')
+  AND NOT starts_with(table_name, '` + StagingPrefix + `')
 ORDER BY schema_name, table_name, column_index`
 
 type tableRow struct {

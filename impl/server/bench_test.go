@@ -10,9 +10,11 @@ import (
 	"testing"
 
 	"github.com/stratahq/strata/gen/api"
+	"github.com/stratahq/strata/impl/connectors"
 	"github.com/stratahq/strata/impl/pipeline"
 	"github.com/stratahq/strata/impl/query"
 	"github.com/stratahq/strata/impl/store/sqlite"
+	datasync "github.com/stratahq/strata/impl/sync"
 )
 
 // BenchmarkMiddleware measures what the shared middleware (request id, access
@@ -35,7 +37,8 @@ func BenchmarkMiddleware(b *testing.B) {
 	}
 	defer st.Close()
 	bare := http.NewServeMux()
-	strict := api.NewStrictHandlerWithOptions(newHandlers(st, app.auth, app.content, pipeline.NewHandlers(app.vectors, app.content, app.searchAllowed), query.NewHandlers(app.query)), nil, api.StrictHTTPServerOptions{
+	strict := api.NewStrictHandlerWithOptions(newHandlers(st, app.auth, app.content, pipeline.NewHandlers(app.vectors, app.content, app.searchAllowed), query.NewHandlers(app.query),
+		connectors.NewHandlers(app.conns), datasync.NewHandlers(app.syncs)), nil, api.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc: app.requestError, ResponseErrorHandlerFunc: app.responseError,
 	})
 	api.HandlerWithOptions(strict, api.StdHTTPServerOptions{BaseRouter: bare})

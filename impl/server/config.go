@@ -47,6 +47,8 @@ type Config struct {
 	// Query configures the tenant stores (memory_limit and threads per
 	// tenant, open stores); zero values take the engine's defaults.
 	Query QueryConfig
+	// PluginDir holds the connector plugins (strata-connector-<type>).
+	PluginDir string
 	// Pipeline configures the AI pipeline: its engines (local by default,
 	// OpenAI-compatible endpoints when URLs are set) and its queue.
 	Pipeline pipeline.EngineConfig
@@ -80,6 +82,7 @@ func Defaults() Config {
 		LogLevel:        "info",
 		LogFormat:       "text",
 		ShutdownTimeout: 15 * time.Second,
+		PluginDir:       "bin/plugins",
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/stratahq/strata/gen/api"
 	"github.com/stratahq/strata/impl/apierrors"
 	"github.com/stratahq/strata/impl/auth"
+	"github.com/stratahq/strata/impl/connectors"
 	"github.com/stratahq/strata/impl/content"
 	"github.com/stratahq/strata/impl/httpx"
 	"github.com/stratahq/strata/impl/logging"
@@ -33,6 +34,7 @@ import (
 	"github.com/stratahq/strata/impl/realtime"
 	"github.com/stratahq/strata/impl/store"
 	"github.com/stratahq/strata/impl/store/sqlite"
+	datasync "github.com/stratahq/strata/impl/sync"
 	"github.com/stratahq/strata/impl/tenancy"
 	"github.com/stratahq/strata/openapi"
 )
@@ -50,6 +52,9 @@ type App struct {
 	content *content.Service
 	ws      *realtime.Server
 	query   *query.Engine
+	plugins *pluginRuntime
+	conns   *connectors.Service
+	syncs   *datasync.Runner
 	engines pipeline.Engines
 	vectors *pipeline.Vectors
 	queue   *pipeline.Pipeline
@@ -92,6 +97,14 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*App, error) {
 		_ = app.Close()
 		return nil, fmt.Errorf("query engine: %w", err)
 	}
+	sealer, err := connectors.OpenSealer(cfg.DataDir)
+	if err != nil {
+		_ = app.Close()
+		return nil, fmt.Errorf("secrets key: %w", err)
+	}
+	app.plugins = newPluginRuntime(cfg.PluginDir, logger)
+	app.conns = connectors.NewService(st, app.plugins, sealer, cfg.Now)
+	app.syncs = datasync.NewRunner(st, app.conns, app.query, app.plugins, logger, datasync.Options{Now: cfg.Now})
 	app.hub = realtime.NewHub(cfg.EventBuffer)
 	if app.media, err = media.Open(ctx, cfg.BlobURL, cfg.DataDir); err != nil {
 		_ = app.Close()
@@ -118,6 +131,10 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	if err := app.queue.Start(bg); err != nil {
+		_ = app.Close()
+		return nil, err
+	}
+	if err := app.syncs.Start(bg); err != nil {
 		_ = app.Close()
 		return nil, err
 	}
@@ -195,6 +212,12 @@ func (a *App) Close() error {
 		a.ws.Close()
 	}
 	var errs []error
+	if a.syncs != nil {
+		a.syncs.Stop() // running syncs end "interrupted"
+	}
+	if a.plugins != nil {
+		a.plugins.Shutdown() // no plugin process outlives the server
+	}
 	if a.queue != nil {
 		// Running jobs get a moment to finish; unfinished ones are retried on
 		// the next start (river rescues them).
@@ -233,7 +256,8 @@ func (a *App) buildHandler(ctx context.Context) (http.Handler, error) {
 	}
 
 	mux := http.NewServeMux()
-	strict := api.NewStrictHandlerWithOptions(newHandlers(a.store, a.auth, a.content, pipeline.NewHandlers(a.vectors, a.content, a.searchAllowed), query.NewHandlers(a.query)), nil, api.StrictHTTPServerOptions{
+	strict := api.NewStrictHandlerWithOptions(newHandlers(a.store, a.auth, a.content, pipeline.NewHandlers(a.vectors, a.content, a.searchAllowed), query.NewHandlers(a.query),
+		connectors.NewHandlers(a.conns), datasync.NewHandlers(a.syncs)), nil, api.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  a.requestError,
 		ResponseErrorHandlerFunc: a.responseError,
 	})

@@ -154,8 +154,6 @@ func TestScenarios(t *testing.T) {
 		{name: "unknown body field", signedIn: true, method: "POST", path: "/api/data-platform/query",
 			header: map[string]string{"Content-Type": "application/json"}, body: `{"sql":"select 1","nope":1}`,
 			wantStatus: 400, wantCode: "validation_error", wantContent: []string{"nope"}},
-		{name: "not implemented yet", signedIn: true, method: "POST", path: "/api/data-platform/sync",
-			wantStatus: 501, wantCode: "not_implemented"},
 		{name: "no token", method: "GET", path: "/api/content", wantStatus: 401, wantCode: "UNAUTHENTICATED",
 			wantHeader: map[string]string{"WWW-Authenticate": `Bearer realm="strata"`}},
 		{name: "authentication before validation", method: "GET", path: "/api/content?limit=0", wantStatus: 401, wantCode: "UNAUTHENTICATED"},

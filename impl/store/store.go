@@ -15,6 +15,7 @@ import (
 type Store interface {
 	AuthStore
 	ContentStore
+	ConnectorStore
 
 	// Ping checks that the store is reachable and usable; /readyz calls it.
 	Ping(ctx context.Context) error

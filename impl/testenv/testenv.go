@@ -54,6 +54,30 @@ type Env struct {
 	Srv   *httptest.Server
 	App   *server.App
 	Clock *Clock
+	// Logs is everything the server logged (JSON lines), for tests that
+	// check what must never appear in logs.
+	Logs *LogBuffer
+}
+
+// LogBuffer collects log output; safe for concurrent use.
+type LogBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+// Write implements io.Writer.
+func (b *LogBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	return len(p), nil
+}
+
+// String returns what was logged so far.
+func (b *LogBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
 }
 
 // New starts a server; mutate may change its configuration.
@@ -74,11 +98,12 @@ func NewWithSendBuffer(t testing.TB, mutate func(*server.Config), sendBuffer int
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	var logOut io.Writer = io.Discard
+	logs := &LogBuffer{}
+	var logOut io.Writer = logs
 	if os.Getenv("STRATA_TEST_LOG") != "" { // debugging aid: see the server's log
-		logOut = os.Stderr
+		logOut = io.MultiWriter(logs, os.Stderr)
 	}
-	app, err := server.New(context.Background(), cfg, slog.New(slog.NewTextHandler(logOut, nil)))
+	app, err := server.New(context.Background(), cfg, slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +116,7 @@ func NewWithSendBuffer(t testing.TB, mutate func(*server.Config), sendBuffer int
 		srv.Close()
 		_ = app.Close()
 	})
-	return &Env{T: t, Srv: srv, App: app, Clock: c}
+	return &Env{T: t, Srv: srv, App: app, Clock: c, Logs: logs}
 }
 
 // User creates a tenant of the given tier and a user in it.
