@@ -46,7 +46,7 @@ type env struct {
 	h []string
 }
 
-func newEnv(t *testing.T) env {
+func newEnv(t testing.TB) env {
 	t.Helper()
 	e := testenv.New(t, withPlugins)
 	_, tn := e.User("sync@example.com", "correct horse", principal.TierPro)
@@ -75,7 +75,7 @@ type result struct {
 	}
 }
 
-func (e env) createConnector(t *testing.T, name string, count int) string {
+func (e env) createConnector(t testing.TB, name string, count int) string {
 	t.Helper()
 	r := e.Call("POST", "/api/data-platform/connectors", fmt.Sprintf(`{"name":%q,"type":"example_numbers","config":{"count":%d}}`, name, count), e.h...)
 	if r.Status != 201 {
@@ -85,7 +85,7 @@ func (e env) createConnector(t *testing.T, name string, count int) string {
 }
 
 // waitJob polls a job until it ends, checking that progress never decreases.
-func (e env) waitJob(t *testing.T, id string) job {
+func (e env) waitJob(t testing.TB, id string) job {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	last := -1.0
@@ -111,7 +111,7 @@ func (e env) waitJob(t *testing.T, id string) job {
 	}
 }
 
-func (e env) sync(t *testing.T) string {
+func (e env) sync(t testing.TB) string {
 	t.Helper()
 	r := e.Call("POST", "/api/data-platform/sync", "", e.h...)
 	if r.Status != 202 {
@@ -125,7 +125,7 @@ func (e env) sync(t *testing.T) string {
 	return started.JobID
 }
 
-func (e env) query(t *testing.T, sql string) []map[string]any {
+func (e env) query(t testing.TB, sql string) []map[string]any {
 	t.Helper()
 	body, _ := json.Marshal(map[string]string{"sql": sql})
 	r := e.Call("POST", "/api/data-platform/query", string(body), e.h...)
