@@ -3,6 +3,9 @@
 
 GO        ?= go
 BIN       ?= bin
+# duckdb_arrow: sync ingestion through DuckDB's Arrow scan (impl/sync). Without
+# the tag the code builds too, and ingests through the slower Appender.
+TAGS      ?= duckdb_arrow
 # Flags for `make run`; e.g. make run RUN_FLAGS="--addr 127.0.0.1:9090".
 RUN_FLAGS ?=
 # Packages and flags for `make bench`.
@@ -25,7 +28,7 @@ generate:
 
 ## build: build bin/strata and the connector plugins into bin/plugins.
 build:
-	$(GO) build -o $(BIN)/strata ./cmd/strata
+	$(GO) build -tags $(TAGS) -o $(BIN)/strata ./cmd/strata
 	$(GO) build -o $(BIN)/plugins/strata-connector-hosted_backend ./plugins/hostedbackend/cmd/strata-connector-hosted_backend
 
 ## run: build and serve on the embedded defaults (http://127.0.0.1:8080, ./data),
@@ -35,13 +38,15 @@ run: deps build
 
 ## test: run every test.
 test: deps
-	$(GO) test -count=1 -timeout 14m ./...
+	$(GO) test -tags $(TAGS) -count=1 -timeout 14m ./...
+	$(GO) test -count=1 ./impl/sync/   # ingestion through the Appender (builds without the tag)
 
 ## check: gofmt, go vet, and generated code in sync with openapi/openapi.yaml.
 check:
 	@unformatted=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
-	$(GO) vet ./...
+	$(GO) vet -tags $(TAGS) ./...
+	$(GO) vet ./impl/sync/   # the Appender path of builds without the tag
 	@mkdir -p $(GEN_TMP)
 	@# oapi-codegen's -o does not override a config's output, so generate from copies that point into $(GEN_TMP).
 	@sed 's#^output:.*#output: $(GEN_TMP)/server.gen.go#' openapi/server.cfg.yaml > $(GEN_TMP)/server.cfg.yaml
@@ -59,7 +64,7 @@ check:
 
 ## bench: run the benchmarks (BENCH=regexp BENCH_PKG=./impl/...).
 bench: deps
-	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count 6 $(BENCH_PKG)
+	$(GO) test -tags $(TAGS) -run '^$$' -bench '$(BENCH)' -benchmem -count 6 $(BENCH_PKG)
 
 clean:
 	rm -rf $(BIN)

@@ -3,16 +3,11 @@ package sync
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/decimal128"
-	duckdb "github.com/duckdb/duckdb-go/v2"
 	"github.com/google/uuid"
 
 	"github.com/stratahq/strata/impl/query"
@@ -29,9 +24,10 @@ func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`)
 // either the old table or the whole new one, and a failed sync leaves the
 // old one intact. It returns the row count.
 //
-// Batches go through the driver's Appender, which needs no build tag (the
-// Arrow scan of duckdb-go requires building with duckdb_arrow); memory stays
-// bounded because each batch is appended and released before the next.
+// Built with the duckdb_arrow tag (as the Makefile does), batches reach
+// DuckDB through the driver's Arrow scan (load_arrow.go); without it,
+// through the Appender (load_appender.go), so a plain `go build` still
+// works. Either way memory stays bounded: batches stream through.
 func (r *Runner) ingest(ctx context.Context, tenant uuid.UUID, schema, name string, t DiscoveredTable,
 	read func(onBatch func(arrow.RecordBatch) error) error) (int64, error) {
 	var rows int64
@@ -53,22 +49,7 @@ func (r *Runner) ingest(ctx context.Context, tenant uuid.UUID, schema, name stri
 		dropStaging := func() {
 			_, _ = conn.ExecContext(context.WithoutCancel(ctx), `DROP TABLE IF EXISTS `+qSchema+`.`+qStaging)
 		}
-		err = conn.Raw(func(dc any) error {
-			app, err := duckdb.NewAppenderFromConn(dc.(driver.Conn), schema, staging)
-			if err != nil {
-				return fmt.Errorf("appender: %w", err)
-			}
-			readErr := read(func(rec arrow.RecordBatch) error {
-				if !rec.Schema().Equal(t.Schema) {
-					return errors.New("a batch's schema differs from the discovered one")
-				}
-				n, err := appendBatch(app, rec)
-				rows += n
-				return err
-			})
-			closeErr := app.Close()
-			return errors.Join(readErr, closeErr)
-		})
+		rows, err = load(ctx, conn, schema, staging, t, read)
 		if err == nil {
 			err = fitDecimals(ctx, conn, qSchema+"."+qStaging, t.Schema)
 		}
@@ -231,128 +212,4 @@ func duckType(dt arrow.DataType, md arrow.Metadata) (string, error) {
 		return elem + "[]", nil
 	}
 	return "", fmt.Errorf("unsupported Arrow type %s", dt)
-}
-
-// appendBatch appends a batch row by row.
-func appendBatch(app *duckdb.Appender, rec arrow.RecordBatch) (int64, error) {
-	cols := rec.Columns()
-	row := make([]driver.Value, len(cols))
-	for i := 0; i < int(rec.NumRows()); i++ {
-		for c, col := range cols {
-			v, err := value(col, i, rec.Schema().Field(c).Metadata)
-			if err != nil {
-				return int64(i), fmt.Errorf("column %s row %d: %w", rec.Schema().Field(c).Name, i, err)
-			}
-			row[c] = v
-		}
-		if err := app.AppendRow(row...); err != nil {
-			return int64(i), fmt.Errorf("append row: %w", err)
-		}
-	}
-	return rec.NumRows(), nil
-}
-
-// value converts one Arrow value to what the Appender takes.
-func value(arr arrow.Array, i int, md arrow.Metadata) (any, error) {
-	if arr.IsNull(i) {
-		return nil, nil
-	}
-	if ext, ok := arr.(array.ExtensionArray); ok {
-		if isUUID(arr.DataType(), md) {
-			storage := ext.Storage()
-			if fsb, ok := storage.(*array.FixedSizeBinary); ok {
-				var u duckdb.UUID
-				copy(u[:], fsb.Value(i))
-				return &u, nil
-			}
-		}
-		return value(ext.Storage(), i, md)
-	}
-	switch a := arr.(type) {
-	case *array.Boolean:
-		return a.Value(i), nil
-	case *array.Int8:
-		return a.Value(i), nil
-	case *array.Int16:
-		return a.Value(i), nil
-	case *array.Int32:
-		return a.Value(i), nil
-	case *array.Int64:
-		return a.Value(i), nil
-	case *array.Uint8:
-		return a.Value(i), nil
-	case *array.Uint16:
-		return a.Value(i), nil
-	case *array.Uint32:
-		return a.Value(i), nil
-	case *array.Uint64:
-		return a.Value(i), nil
-	case *array.Float32:
-		return a.Value(i), nil
-	case *array.Float64:
-		return a.Value(i), nil
-	case *array.String:
-		if isJSON(md) {
-			// The Appender json.Marshals values of JSON columns: pass the
-			// document as raw JSON, not as a Go string (which would become a
-			// JSON string).
-			raw := a.Value(i)
-			if !json.Valid([]byte(raw)) {
-				return nil, errors.New("invalid JSON text")
-			}
-			return json.RawMessage(raw), nil
-		}
-		if isUUID(arr.DataType(), md) {
-			u, err := uuid.Parse(a.Value(i))
-			if err != nil {
-				return nil, err
-			}
-			d := duckdb.UUID(u)
-			return &d, nil
-		}
-		return a.Value(i), nil
-	case *array.LargeString:
-		return a.Value(i), nil
-	case *array.Binary:
-		return append([]byte(nil), a.Value(i)...), nil
-	case *array.LargeBinary:
-		return append([]byte(nil), a.Value(i)...), nil
-	case *array.FixedSizeBinary:
-		if isUUID(arr.DataType(), md) {
-			var u duckdb.UUID
-			copy(u[:], a.Value(i))
-			return &u, nil
-		}
-		return append([]byte(nil), a.Value(i)...), nil
-	case *array.Decimal128:
-		t := a.DataType().(*arrow.Decimal128Type)
-		return duckdb.Decimal{Width: uint8(t.Precision), Scale: uint8(t.Scale), Value: decimal128.Num(a.Value(i)).BigInt()}, nil
-	case *array.Date32:
-		return a.Value(i).ToTime().UTC(), nil
-	case *array.Time64:
-		unit := a.DataType().(*arrow.Time64Type).Unit
-		return a.Value(i).ToTime(unit).UTC(), nil
-	case *array.Time32:
-		unit := a.DataType().(*arrow.Time32Type).Unit
-		return a.Value(i).ToTime(unit).UTC(), nil
-	case *array.Timestamp:
-		unit := a.DataType().(*arrow.TimestampType).Unit
-		return a.Value(i).ToTime(unit).UTC(), nil
-	case *array.MonthDayNanoInterval:
-		v := a.Value(i)
-		return duckdb.Interval{Months: v.Months, Days: v.Days, Micros: v.Nanoseconds / 1000}, nil
-	case *array.List:
-		start, end := a.ValueOffsets(i)
-		elems := a.ListValues()
-		out := make([]any, 0, end-start)
-		for j := start; j < end; j++ {
-			v, err := value(elems, int(j), a.DataType().(*arrow.ListType).ElemField().Metadata)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, v)
-		}
-		return out, nil
-	}
-	return nil, fmt.Errorf("unsupported Arrow array %T", arr)
 }
