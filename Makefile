@@ -13,7 +13,7 @@ BENCH     ?= .
 BENCH_PKG ?= ./...
 GEN_TMP   := $(shell mktemp -u /tmp/strata-gen.XXXXXX)
 
-.PHONY: all deps generate build run test check bench clean
+.PHONY: all deps generate build run test check bench conformance clean
 
 all: build
 
@@ -61,6 +61,10 @@ check:
 	@$(GO) generate ./plugins/proto/... && git diff --quiet -- plugins/proto || \
 	 { echo "plugins/proto is out of date with connector.proto: run make generate and commit"; exit 1; }
 	@echo "check: ok"
+
+## conformance: run the conformance suite against a real `strata serve` of the built binary.
+conformance: deps build
+	./scripts/conformance.sh
 
 ## bench: run the benchmarks (BENCH=regexp BENCH_PKG=./impl/...).
 bench: deps

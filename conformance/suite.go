@@ -40,6 +40,9 @@ type Config struct {
 	HTTPClient *http.Client
 	// Email and Password of an existing user; the authenticated checks need them.
 	Email, Password string
+	// HostedBackendURL and ServiceRoleKey, when set, make the sync check pull
+	// a real hosted backend.
+	HostedBackendURL, ServiceRoleKey string
 }
 
 // Suite sends requests to the server under test and validates each

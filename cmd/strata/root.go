@@ -27,7 +27,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newServeCommand(), newTenantsCommand(), newUsersCommand(), newKeysCommand())
+	root.AddCommand(newServeCommand(), newTenantsCommand(), newUsersCommand(), newKeysCommand(), newConformanceCommand())
 	return root
 }
 
