@@ -76,6 +76,31 @@ type queryer interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
+// rowScanner is what *sql.Row and *sql.Rows share.
+type rowScanner interface{ Scan(...any) error }
+
+// collect runs a query and scans every row; what names the query in errors.
+// The result is never nil, so callers can return it as an empty list.
+func collect[T any](ctx context.Context, q queryer, what string, scan func(rowScanner) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return out, nil
+}
+
 // ─── tenants ───
 
 // CreateTenant implements store.AuthStore.
@@ -186,7 +211,7 @@ func emailKey(email string) string { return strings.ToLower(strings.TrimSpace(em
 
 const userColumns = `id, tenant_id, email, password_hash, user_metadata, created_at, updated_at`
 
-func scanUser(row interface{ Scan(...any) error }) (store.User, error) {
+func scanUser(row rowScanner) (store.User, error) {
 	var u store.User
 	var id, tenant, meta, created, updated string
 	if err := row.Scan(&id, &tenant, &u.Email, &u.PasswordHash, &meta, &created, &updated); err != nil {
@@ -241,7 +266,7 @@ func (s *Store) CreateSession(ctx context.Context, sess store.Session, refreshHa
 	})
 }
 
-func scanSession(row interface{ Scan(...any) error }) (store.Session, error) {
+func scanSession(row rowScanner) (store.Session, error) {
 	var sess store.Session
 	var id, user, created string
 	var revoked sql.NullString
@@ -371,7 +396,7 @@ func (s *Store) CreatePersonalAccessToken(ctx context.Context, p store.PersonalA
 
 const patColumns = `id, user_id, name, prefix, secret_hash, created_at, expires_at, last_used_at, revoked_at`
 
-func scanPAT(row interface{ Scan(...any) error }) (store.PersonalAccessToken, error) {
+func scanPAT(row rowScanner) (store.PersonalAccessToken, error) {
 	var p store.PersonalAccessToken
 	var id, user, created string
 	var expires, lastUsed, revoked sql.NullString
@@ -406,21 +431,8 @@ func scanPAT(row interface{ Scan(...any) error }) (store.PersonalAccessToken, er
 // ListPersonalAccessTokens implements store.AuthStore: the user's tokens
 // that are not revoked, newest first.
 func (s *Store) ListPersonalAccessTokens(ctx context.Context, userID uuid.UUID) ([]store.PersonalAccessToken, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+patColumns+` FROM personal_access_tokens
+	return collect(ctx, s.db, "list personal access tokens", scanPAT, `SELECT `+patColumns+` FROM personal_access_tokens
 		WHERE user_id = ? AND revoked_at IS NULL ORDER BY created_at DESC, id`, userID.String())
-	if err != nil {
-		return nil, fmt.Errorf("list personal access tokens: %w", err)
-	}
-	defer rows.Close()
-	var out []store.PersonalAccessToken
-	for rows.Next() {
-		p, err := scanPAT(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
 }
 
 // GetPersonalAccessTokenByHash implements store.AuthStore.

@@ -16,7 +16,7 @@ import (
 
 const connectorColumns = `id, tenant_id, name, type, enabled, config, created_at, updated_at, last_synced_at`
 
-func scanConnector(row interface{ Scan(...any) error }) (store.Connector, error) {
+func scanConnector(row rowScanner) (store.Connector, error) {
 	var c store.Connector
 	var id, tenant, config, created, updated string
 	var enabled int
@@ -77,20 +77,8 @@ func (s *Store) GetConnector(ctx context.Context, tenantID, id uuid.UUID) (store
 
 // ListConnectors implements store.ConnectorStore: oldest first.
 func (s *Store) ListConnectors(ctx context.Context, tenantID uuid.UUID) ([]store.Connector, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+connectorColumns+` FROM connectors WHERE tenant_id = ? ORDER BY created_at, id`, tenantID.String())
-	if err != nil {
-		return nil, fmt.Errorf("list connectors: %w", err)
-	}
-	defer rows.Close()
-	out := []store.Connector{}
-	for rows.Next() {
-		c, err := scanConnector(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return collect(ctx, s.db, "list connectors", scanConnector,
+		`SELECT `+connectorColumns+` FROM connectors WHERE tenant_id = ? ORDER BY created_at, id`, tenantID.String())
 }
 
 // UpdateConnector implements store.ConnectorStore.
@@ -129,26 +117,22 @@ func (s *Store) DeleteConnector(ctx context.Context, tenantID, id uuid.UUID) err
 
 // ConnectorsDue implements store.ConnectorStore.
 func (s *Store) ConnectorsDue(ctx context.Context, now time.Time, interval func(store.Connector) time.Duration) ([]store.Connector, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+connectorColumns+` FROM connectors WHERE enabled = 1 ORDER BY created_at`)
+	enabled, err := collect(ctx, s.db, "due connectors", scanConnector,
+		`SELECT `+connectorColumns+` FROM connectors WHERE enabled = 1 ORDER BY created_at`)
 	if err != nil {
-		return nil, fmt.Errorf("due connectors: %w", err)
+		return nil, err
 	}
-	defer rows.Close()
-	var out []store.Connector
-	for rows.Next() {
-		c, err := scanConnector(rows)
-		if err != nil {
-			return nil, err
-		}
+	var due []store.Connector
+	for _, c := range enabled {
 		last := c.CreatedAt
 		if c.LastSyncedAt != nil {
 			last = *c.LastSyncedAt
 		}
 		if !now.Before(last.Add(interval(c))) {
-			out = append(out, c)
+			due = append(due, c)
 		}
 	}
-	return out, rows.Err()
+	return due, nil
 }
 
 // MarkSynced implements store.ConnectorStore.
@@ -184,7 +168,7 @@ func (s *Store) ClaimTable(ctx context.Context, tenantID uuid.UUID, table string
 
 const syncJobColumns = `id, tenant_id, connector_id, status, progress, started_at, completed_at, error, results`
 
-func scanSyncJob(row interface{ Scan(...any) error }) (store.SyncJob, error) {
+func scanSyncJob(row rowScanner) (store.SyncJob, error) {
 	var j store.SyncJob
 	var tenant, started, results string
 	var connector, completed, errText sql.NullString

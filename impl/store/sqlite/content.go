@@ -46,7 +46,7 @@ func jsonList(list []string) (string, error) {
 	return string(b), err
 }
 
-func scanItem(row interface{ Scan(...any) error }) (store.Item, error) {
+func scanItem(row rowScanner) (store.Item, error) {
 	var it store.Item
 	var id, user, folder, tags, aiTags, created, updated sql.NullString
 	var mediaKind, mediaKey, mediaType, transcription, aiSummary, procErr sql.NullString
@@ -258,32 +258,24 @@ func (s *Store) ListItems(ctx context.Context, f store.ItemFilter) ([]store.Item
 	}
 
 	page := []any{f.Limit, f.Offset}
-	var rows *sql.Rows
 	switch {
 	case useFTS && total <= ftsDrivenPageMax:
-		rows, err = s.db.QueryContext(ctx, `SELECT `+qualified(itemColumns)+` FROM items_fts JOIN items ON items.seq = items_fts.rowid
+		items, err = collect(ctx, s.db, "list items", scanItem, `SELECT `+qualified(itemColumns)+` FROM items_fts
+			JOIN items ON items.seq = items_fts.rowid
 			WHERE items_fts MATCH ? AND `+cond+` ORDER BY items.created_at DESC, items.id DESC LIMIT ? OFFSET ?`,
 			append(append([]any{match}, args...), page...)...)
 	case useFTS:
-		rows, err = s.db.QueryContext(ctx, `SELECT `+itemColumns+` FROM items WHERE `+cond+`
+		items, err = collect(ctx, s.db, "list items", scanItem, `SELECT `+itemColumns+` FROM items WHERE `+cond+`
 			AND items.seq IN (SELECT rowid FROM items_fts WHERE items_fts MATCH ?)
 			ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append(append(args, match), page...)...)
 	default:
-		rows, err = s.db.QueryContext(ctx, `SELECT `+itemColumns+` FROM items WHERE `+cond+
+		items, err = collect(ctx, s.db, "list items", scanItem, `SELECT `+itemColumns+` FROM items WHERE `+cond+
 			` ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, page...)...)
 	}
 	if err != nil {
-		return nil, 0, fmt.Errorf("list items: %w", err)
+		return nil, 0, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		it, err := scanItem(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		items = append(items, it)
-	}
-	return items, total, rows.Err()
+	return items, total, nil
 }
 
 // qualified prefixes each column of a list with "items.".
@@ -303,7 +295,7 @@ func escapeLike(s string) string {
 
 const folderColumns = `id, user_id, name, parent_id, created_at, updated_at`
 
-func scanFolder(row interface{ Scan(...any) error }) (store.Folder, error) {
+func scanFolder(row rowScanner) (store.Folder, error) {
 	var f store.Folder
 	var id, user, created, updated string
 	var parent sql.NullString
@@ -357,20 +349,8 @@ func (s *Store) GetFolder(ctx context.Context, userID, id uuid.UUID) (store.Fold
 
 // ListFolders implements store.ContentStore: by name, then id.
 func (s *Store) ListFolders(ctx context.Context, userID uuid.UUID) ([]store.Folder, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+folderColumns+` FROM folders WHERE user_id = ? ORDER BY name, id`, userID.String())
-	if err != nil {
-		return nil, fmt.Errorf("list folders: %w", err)
-	}
-	defer rows.Close()
-	out := []store.Folder{}
-	for rows.Next() {
-		f, err := scanFolder(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, f)
-	}
-	return out, rows.Err()
+	return collect(ctx, s.db, "list folders", scanFolder,
+		`SELECT `+folderColumns+` FROM folders WHERE user_id = ? ORDER BY name, id`, userID.String())
 }
 
 // UpdateFolder implements store.ContentStore.
@@ -508,21 +488,8 @@ func (s *Store) GetItems(ctx context.Context, userID uuid.UUID, ids []uuid.UUID)
 
 // PendingItems implements store.ContentStore.
 func (s *Store) PendingItems(ctx context.Context, limit int) ([]store.Item, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+itemColumns+` FROM items
+	return collect(ctx, s.db, "pending items", scanItem, `SELECT `+itemColumns+` FROM items
 		WHERE processing_status IN ('pending', 'processing') ORDER BY created_at LIMIT ?`, limit)
-	if err != nil {
-		return nil, fmt.Errorf("pending items: %w", err)
-	}
-	defer rows.Close()
-	var out []store.Item
-	for rows.Next() {
-		it, err := scanItem(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, it)
-	}
-	return out, rows.Err()
 }
 
 // ─── embeddings ───
@@ -545,22 +512,9 @@ func (s *Store) PutEmbedding(ctx context.Context, e store.Embedding) error {
 
 // ItemsWithoutEmbedding implements store.ContentStore.
 func (s *Store) ItemsWithoutEmbedding(ctx context.Context, userID uuid.UUID, model string, limit int) ([]store.Item, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+qualified(itemColumns)+` FROM items
+	return collect(ctx, s.db, "items without embedding", scanItem, `SELECT `+qualified(itemColumns)+` FROM items
 		LEFT JOIN item_embeddings e ON e.item_id = items.id AND e.model = ?
 		WHERE items.user_id = ? AND e.item_id IS NULL ORDER BY items.created_at LIMIT ?`, model, userID.String(), limit)
-	if err != nil {
-		return nil, fmt.Errorf("items without embedding: %w", err)
-	}
-	defer rows.Close()
-	var out []store.Item
-	for rows.Next() {
-		it, err := scanItem(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, it)
-	}
-	return out, rows.Err()
 }
 
 // Embeddings implements store.ContentStore.
