@@ -36,8 +36,9 @@ build:
 run: deps build
 	./$(BIN)/strata serve --demo $(RUN_FLAGS)
 
-## test: run every test.
+## test: run every test (also starts the test PostgreSQL when it is not running).
 test: deps
+	@./scripts/deps.sh --test
 	$(GO) test -tags $(TAGS) -count=1 -timeout 14m ./...
 	$(GO) test -count=1 ./impl/sync/   # ingestion through the Appender (builds without the tag)
 

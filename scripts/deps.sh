@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Strata needs, with apt-get, only when one is
-# missing. Idempotent; called by `make deps`, `make run` and `make test`.
+# missing, and with --test also makes sure the test PostgreSQL runs.
+# Idempotent; called by `make deps`, `make run` and (with --test) `make test`.
 # Add a package here when a capability starts to need it.
 set -euo pipefail
 
@@ -45,8 +46,10 @@ if ((${#missing[@]} > 0)); then
 fi
 
 # PostgreSQL on 127.0.0.1:5432 (user postgres, trust auth, database test) for
-# the connector tests. Machines of this project run one already; elsewhere it
-# is installed and started here.
+# the connector tests (`deps.sh --test`; running the server does not need
+# it). Machines of this project run one already; elsewhere it is installed
+# and started here.
+[[ ${1:-} == --test ]] || exit 0
 if ! pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then
   if ! ls /etc/postgresql/*/main >/dev/null 2>&1; then
     echo "deps: installing postgresql"
