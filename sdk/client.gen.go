@@ -1323,8 +1323,8 @@ type HttpRequestDoer interface {
 	Do(req *http.Request) (*http.Response, error)
 }
 
-// Client which conforms to the OpenAPI3 specification for this service.
-type Client struct {
+// RawClient which conforms to the OpenAPI3 specification for this service.
+type RawClient struct {
 	// The endpoint of the server conforming to this interface, with scheme,
 	// https://api.deepmap.com for example. This can contain a path relative
 	// to the server, such as https://api.deepmap.com/dev-test, and all the
@@ -1341,12 +1341,12 @@ type Client struct {
 }
 
 // ClientOption allows setting custom parameters during construction
-type ClientOption func(*Client) error
+type ClientOption func(*RawClient) error
 
-// Creates a new Client, with reasonable defaults
-func NewClient(server string, opts ...ClientOption) (*Client, error) {
+// Creates a new RawClient, with reasonable defaults
+func NewClient(server string, opts ...ClientOption) (*RawClient, error) {
 	// create a client with sane default values
-	client := Client{
+	client := RawClient{
 		Server: server,
 	}
 	// mutate client and add all optional params
@@ -1369,7 +1369,7 @@ func NewClient(server string, opts ...ClientOption) (*Client, error) {
 // WithHTTPClient allows overriding the default Doer, which is
 // automatically created using http.Client. This is useful for tests.
 func WithHTTPClient(doer HttpRequestDoer) ClientOption {
-	return func(c *Client) error {
+	return func(c *RawClient) error {
 		c.Client = doer
 		return nil
 	}
@@ -1378,7 +1378,7 @@ func WithHTTPClient(doer HttpRequestDoer) ClientOption {
 // WithRequestEditorFn allows setting up a callback function, which will be
 // called right before sending the request. This can be used to mutate the request.
 func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
-	return func(c *Client) error {
+	return func(c *RawClient) error {
 		c.RequestEditors = append(c.RequestEditors, fn)
 		return nil
 	}
@@ -1939,7 +1939,7 @@ type ClientInterface interface {
 // is configured. A token's header `kid` names its key.
 //
 // Corresponds with GET /api/auth/v1/.well-known/jwks.json (the `GetJWKS` operationId).
-func (c *Client) GetJWKS(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) GetJWKS(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetJWKSRequest(c.Server)
 	if err != nil {
 		return nil, err
@@ -1959,7 +1959,7 @@ func (c *Client) GetJWKS(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 // expire.
 //
 // Corresponds with POST /api/auth/v1/logout (the `Logout` operationId).
-func (c *Client) Logout(ctx context.Context, params *LogoutParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) Logout(ctx context.Context, params *LogoutParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewLogoutRequest(c.Server, params)
 	if err != nil {
 		return nil, err
@@ -1976,7 +1976,7 @@ func (c *Client) Logout(ctx context.Context, params *LogoutParams, reqEditors ..
 // The calling user's tokens that are not revoked, newest first, without secrets.
 //
 // Corresponds with GET /api/auth/v1/personal-access-tokens (the `ListPersonalAccessTokens` operationId).
-func (c *Client) ListPersonalAccessTokens(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) ListPersonalAccessTokens(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListPersonalAccessTokensRequest(c.Server)
 	if err != nil {
 		return nil, err
@@ -2004,7 +2004,7 @@ func (c *Client) ListPersonalAccessTokens(ctx context.Context, reqEditors ...Req
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/auth/v1/personal-access-tokens (the `CreatePersonalAccessToken` operationId).
-func (c *Client) CreatePersonalAccessTokenWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) CreatePersonalAccessTokenWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreatePersonalAccessTokenRequestWithBody(c.Server, contentType, body)
 	if err != nil {
 		return nil, err
@@ -2032,7 +2032,7 @@ func (c *Client) CreatePersonalAccessTokenWithBody(ctx context.Context, contentT
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/auth/v1/personal-access-tokens (the `CreatePersonalAccessToken` operationId).
-func (c *Client) CreatePersonalAccessToken(ctx context.Context, body CreatePersonalAccessTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) CreatePersonalAccessToken(ctx context.Context, body CreatePersonalAccessTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreatePersonalAccessTokenRequest(c.Server, body)
 	if err != nil {
 		return nil, err
@@ -2049,7 +2049,7 @@ func (c *Client) CreatePersonalAccessToken(ctx context.Context, body CreatePerso
 // Revokes the token at once. Another user's token id is `404`, never `403`.
 //
 // Corresponds with DELETE /api/auth/v1/personal-access-tokens/{id} (the `DeletePersonalAccessToken` operationId).
-func (c *Client) DeletePersonalAccessToken(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) DeletePersonalAccessToken(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeletePersonalAccessTokenRequest(c.Server, id)
 	if err != nil {
 		return nil, err
@@ -2071,7 +2071,7 @@ func (c *Client) DeletePersonalAccessToken(ctx context.Context, id openapi_types
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/auth/v1/signup (the `Signup` operationId).
-func (c *Client) SignupWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) SignupWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSignupRequestWithBody(c.Server, contentType, body)
 	if err != nil {
 		return nil, err
@@ -2093,7 +2093,7 @@ func (c *Client) SignupWithBody(ctx context.Context, contentType string, body io
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/auth/v1/signup (the `Signup` operationId).
-func (c *Client) Signup(ctx context.Context, body SignupJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) Signup(ctx context.Context, body SignupJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSignupRequest(c.Server, body)
 	if err != nil {
 		return nil, err
@@ -2127,7 +2127,7 @@ func (c *Client) Signup(ctx context.Context, body SignupJSONRequestBody, reqEdit
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/auth/v1/token (the `Token` operationId).
-func (c *Client) TokenWithBody(ctx context.Context, params *TokenParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) TokenWithBody(ctx context.Context, params *TokenParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewTokenRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
@@ -2161,7 +2161,7 @@ func (c *Client) TokenWithBody(ctx context.Context, params *TokenParams, content
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/auth/v1/token (the `Token` operationId).
-func (c *Client) Token(ctx context.Context, params *TokenParams, body TokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) Token(ctx context.Context, params *TokenParams, body TokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewTokenRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
@@ -2178,7 +2178,7 @@ func (c *Client) Token(ctx context.Context, params *TokenParams, body TokenJSONR
 // The user the token belongs to (GoTrue-compatible). `app_metadata.tenant_id` is the value to send as `X-Tenant-Id`.
 //
 // Corresponds with GET /api/auth/v1/user (the `GetUser` operationId).
-func (c *Client) GetUser(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) GetUser(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetUserRequest(c.Server)
 	if err != nil {
 		return nil, err
@@ -2197,7 +2197,7 @@ func (c *Client) GetUser(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 // transcription. `total` counts all matching items, not just this page.
 //
 // Corresponds with GET /api/content (the `ListContent` operationId).
-func (c *Client) ListContent(ctx context.Context, params *ListContentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) ListContent(ctx context.Context, params *ListContentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListContentRequest(c.Server, params)
 	if err != nil {
 		return nil, err
@@ -2214,7 +2214,7 @@ func (c *Client) ListContent(ctx context.Context, params *ListContentParams, req
 // All of the user's folders (a flat list; `parentId` gives the tree), ordered by name.
 //
 // Corresponds with GET /api/content/folders (the `ListFolders` operationId).
-func (c *Client) ListFolders(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) ListFolders(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListFoldersRequest(c.Server)
 	if err != nil {
 		return nil, err
@@ -2233,7 +2233,7 @@ func (c *Client) ListFolders(ctx context.Context, reqEditors ...RequestEditorFn)
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/content/folders (the `CreateFolder` operationId).
-func (c *Client) CreateFolderWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) CreateFolderWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreateFolderRequestWithBody(c.Server, contentType, body)
 	if err != nil {
 		return nil, err
@@ -2252,7 +2252,7 @@ func (c *Client) CreateFolderWithBody(ctx context.Context, contentType string, b
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/content/folders (the `CreateFolder` operationId).
-func (c *Client) CreateFolder(ctx context.Context, body CreateFolderJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) CreateFolder(ctx context.Context, body CreateFolderJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreateFolderRequest(c.Server, body)
 	if err != nil {
 		return nil, err
@@ -2271,7 +2271,7 @@ func (c *Client) CreateFolder(ctx context.Context, body CreateFolderJSONRequestB
 // their items too (each deleted item emits `content:deleted`).
 //
 // Corresponds with DELETE /api/content/folders/{id} (the `DeleteFolder` operationId).
-func (c *Client) DeleteFolder(ctx context.Context, id openapi_types.UUID, params *DeleteFolderParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) DeleteFolder(ctx context.Context, id openapi_types.UUID, params *DeleteFolderParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteFolderRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -2292,7 +2292,7 @@ func (c *Client) DeleteFolder(ctx context.Context, id openapi_types.UUID, params
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PATCH /api/content/folders/{id} (the `UpdateFolder` operationId).
-func (c *Client) UpdateFolderWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) UpdateFolderWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateFolderRequestWithBody(c.Server, id, contentType, body)
 	if err != nil {
 		return nil, err
@@ -2313,7 +2313,7 @@ func (c *Client) UpdateFolderWithBody(ctx context.Context, id openapi_types.UUID
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PATCH /api/content/folders/{id} (the `UpdateFolder` operationId).
-func (c *Client) UpdateFolder(ctx context.Context, id openapi_types.UUID, body UpdateFolderJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) UpdateFolder(ctx context.Context, id openapi_types.UUID, body UpdateFolderJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateFolderRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
@@ -2337,7 +2337,7 @@ func (c *Client) UpdateFolder(ctx context.Context, id openapi_types.UUID, body U
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/content/notes (the `CreateNote` operationId).
-func (c *Client) CreateNoteWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) CreateNoteWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreateNoteRequestWithBody(c.Server, contentType, body)
 	if err != nil {
 		return nil, err
@@ -2361,7 +2361,7 @@ func (c *Client) CreateNoteWithBody(ctx context.Context, contentType string, bod
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/content/notes (the `CreateNote` operationId).
-func (c *Client) CreateNote(ctx context.Context, body CreateNoteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) CreateNote(ctx context.Context, body CreateNoteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreateNoteRequest(c.Server, body)
 	if err != nil {
 		return nil, err
@@ -2384,7 +2384,7 @@ func (c *Client) CreateNote(ctx context.Context, body CreateNoteJSONRequestBody,
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/content/photos (the `UploadPhoto` operationId).
-func (c *Client) UploadPhotoWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) UploadPhotoWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUploadPhotoRequestWithBody(c.Server, contentType, body)
 	if err != nil {
 		return nil, err
@@ -2404,7 +2404,7 @@ func (c *Client) UploadPhotoWithBody(ctx context.Context, contentType string, bo
 // `403 FEATURE_GATED`. `total` counts all matching items.
 //
 // Corresponds with GET /api/content/search (the `SearchContent` operationId).
-func (c *Client) SearchContent(ctx context.Context, params *SearchContentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) SearchContent(ctx context.Context, params *SearchContentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSearchContentRequest(c.Server, params)
 	if err != nil {
 		return nil, err
@@ -2431,7 +2431,7 @@ func (c *Client) SearchContent(ctx context.Context, params *SearchContentParams,
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/content/voice-notes (the `UploadVoiceNote` operationId).
-func (c *Client) UploadVoiceNoteWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) UploadVoiceNoteWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUploadVoiceNoteRequestWithBody(c.Server, contentType, body)
 	if err != nil {
 		return nil, err
@@ -2448,7 +2448,7 @@ func (c *Client) UploadVoiceNoteWithBody(ctx context.Context, contentType string
 // Deletes the item and its media; emits `content:deleted`.
 //
 // Corresponds with DELETE /api/content/{id} (the `DeleteContent` operationId).
-func (c *Client) DeleteContent(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) DeleteContent(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteContentRequest(c.Server, id)
 	if err != nil {
 		return nil, err
@@ -2465,7 +2465,7 @@ func (c *Client) DeleteContent(ctx context.Context, id openapi_types.UUID, reqEd
 // The single-item shape, with `transcription`, `mediaUrl`, `aiSummary` and `aiTags`.
 //
 // Corresponds with GET /api/content/{id} (the `GetContent` operationId).
-func (c *Client) GetContent(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) GetContent(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetContentRequest(c.Server, id)
 	if err != nil {
 		return nil, err
@@ -2487,7 +2487,7 @@ func (c *Client) GetContent(ctx context.Context, id openapi_types.UUID, reqEdito
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PATCH /api/content/{id} (the `UpdateContent` operationId).
-func (c *Client) UpdateContentWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) UpdateContentWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateContentRequestWithBody(c.Server, id, contentType, body)
 	if err != nil {
 		return nil, err
@@ -2509,7 +2509,7 @@ func (c *Client) UpdateContentWithBody(ctx context.Context, id openapi_types.UUI
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PATCH /api/content/{id} (the `UpdateContent` operationId).
-func (c *Client) UpdateContent(ctx context.Context, id openapi_types.UUID, body UpdateContentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) UpdateContent(ctx context.Context, id openapi_types.UUID, body UpdateContentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateContentRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
@@ -2530,7 +2530,7 @@ func (c *Client) UpdateContent(ctx context.Context, id openapi_types.UUID, body 
 // with `416`. An item without media is `404`.
 //
 // Corresponds with GET /api/content/{id}/media (the `GetContentMedia` operationId).
-func (c *Client) GetContentMedia(ctx context.Context, id openapi_types.UUID, params *GetContentMediaParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) GetContentMedia(ctx context.Context, id openapi_types.UUID, params *GetContentMediaParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetContentMediaRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -2549,7 +2549,7 @@ func (c *Client) GetContentMedia(ctx context.Context, id openapi_types.UUID, par
 // has no embedding yet.
 //
 // Corresponds with GET /api/content/{id}/related (the `ListRelated` operationId).
-func (c *Client) ListRelated(ctx context.Context, id openapi_types.UUID, params *ListRelatedParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) ListRelated(ctx context.Context, id openapi_types.UUID, params *ListRelatedParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListRelatedRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -2566,7 +2566,7 @@ func (c *Client) ListRelated(ctx context.Context, id openapi_types.UUID, params 
 // Every known connector type, whether it is available (a plugin is installed) and the JSON Schema of its config.
 //
 // Corresponds with GET /api/data-platform/connector-types (the `ListConnectorTypes` operationId).
-func (c *Client) ListConnectorTypes(ctx context.Context, params *ListConnectorTypesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) ListConnectorTypes(ctx context.Context, params *ListConnectorTypesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListConnectorTypesRequest(c.Server, params)
 	if err != nil {
 		return nil, err
@@ -2583,7 +2583,7 @@ func (c *Client) ListConnectorTypes(ctx context.Context, params *ListConnectorTy
 // The tenant's connectors as a bare JSON array, oldest first. Secrets are shown as `"********"`.
 //
 // Corresponds with GET /api/data-platform/connectors (the `ListConnectors` operationId).
-func (c *Client) ListConnectors(ctx context.Context, params *ListConnectorsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) ListConnectors(ctx context.Context, params *ListConnectorsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListConnectorsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
@@ -2608,7 +2608,7 @@ func (c *Client) ListConnectors(ctx context.Context, params *ListConnectorsParam
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/data-platform/connectors (the `CreateConnector` operationId).
-func (c *Client) CreateConnectorWithBody(ctx context.Context, params *CreateConnectorParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) CreateConnectorWithBody(ctx context.Context, params *CreateConnectorParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreateConnectorRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
@@ -2633,7 +2633,7 @@ func (c *Client) CreateConnectorWithBody(ctx context.Context, params *CreateConn
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/data-platform/connectors (the `CreateConnector` operationId).
-func (c *Client) CreateConnector(ctx context.Context, params *CreateConnectorParams, body CreateConnectorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) CreateConnector(ctx context.Context, params *CreateConnectorParams, body CreateConnectorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreateConnectorRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
@@ -2650,7 +2650,7 @@ func (c *Client) CreateConnector(ctx context.Context, params *CreateConnectorPar
 // Removes the connector's configuration; tables it already created in the store remain.
 //
 // Corresponds with DELETE /api/data-platform/connectors/{connectorId} (the `DeleteConnector` operationId).
-func (c *Client) DeleteConnector(ctx context.Context, connectorID string, params *DeleteConnectorParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) DeleteConnector(ctx context.Context, connectorID string, params *DeleteConnectorParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteConnectorRequest(c.Server, connectorID, params)
 	if err != nil {
 		return nil, err
@@ -2674,7 +2674,7 @@ func (c *Client) DeleteConnector(ctx context.Context, connectorID string, params
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PATCH /api/data-platform/connectors/{connectorId} (the `UpdateConnector` operationId).
-func (c *Client) UpdateConnectorWithBody(ctx context.Context, connectorID string, params *UpdateConnectorParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) UpdateConnectorWithBody(ctx context.Context, connectorID string, params *UpdateConnectorParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateConnectorRequestWithBody(c.Server, connectorID, params, contentType, body)
 	if err != nil {
 		return nil, err
@@ -2698,7 +2698,7 @@ func (c *Client) UpdateConnectorWithBody(ctx context.Context, connectorID string
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PATCH /api/data-platform/connectors/{connectorId} (the `UpdateConnector` operationId).
-func (c *Client) UpdateConnector(ctx context.Context, connectorID string, params *UpdateConnectorParams, body UpdateConnectorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) UpdateConnector(ctx context.Context, connectorID string, params *UpdateConnectorParams, body UpdateConnectorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateConnectorRequest(c.Server, connectorID, params, body)
 	if err != nil {
 		return nil, err
@@ -2722,7 +2722,7 @@ func (c *Client) UpdateConnector(ctx context.Context, connectorID string, params
 // Takes a body of the `application/merge-patch+json` content type.
 //
 // Corresponds with PATCH /api/data-platform/connectors/{connectorId} (the `UpdateConnector` operationId).
-func (c *Client) UpdateConnectorWithApplicationMergePatchPlusJSONBody(ctx context.Context, connectorID string, params *UpdateConnectorParams, body UpdateConnectorApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) UpdateConnectorWithApplicationMergePatchPlusJSONBody(ctx context.Context, connectorID string, params *UpdateConnectorParams, body UpdateConnectorApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateConnectorRequestWithApplicationMergePatchPlusJSONBody(c.Server, connectorID, params, body)
 	if err != nil {
 		return nil, err
@@ -2757,7 +2757,7 @@ func (c *Client) UpdateConnectorWithApplicationMergePatchPlusJSONBody(ctx contex
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/data-platform/query (the `RunQuery` operationId).
-func (c *Client) RunQueryWithBody(ctx context.Context, params *RunQueryParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) RunQueryWithBody(ctx context.Context, params *RunQueryParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRunQueryRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
@@ -2792,7 +2792,7 @@ func (c *Client) RunQueryWithBody(ctx context.Context, params *RunQueryParams, c
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/data-platform/query (the `RunQuery` operationId).
-func (c *Client) RunQuery(ctx context.Context, params *RunQueryParams, body RunQueryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) RunQuery(ctx context.Context, params *RunQueryParams, body RunQueryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRunQueryRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
@@ -2815,7 +2815,7 @@ func (c *Client) RunQuery(ctx context.Context, params *RunQueryParams, body RunQ
 // per-tenant concurrency limit of 5 shared with `/query`.
 //
 // Corresponds with GET /api/data-platform/schema (the `GetSchema` operationId).
-func (c *Client) GetSchema(ctx context.Context, params *GetSchemaParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) GetSchema(ctx context.Context, params *GetSchemaParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetSchemaRequest(c.Server, params)
 	if err != nil {
 		return nil, err
@@ -2835,7 +2835,7 @@ func (c *Client) GetSchema(ctx context.Context, params *GetSchemaParams, reqEdit
 // connector the job completes at once. No request body.
 //
 // Corresponds with POST /api/data-platform/sync (the `StartSync` operationId).
-func (c *Client) StartSync(ctx context.Context, params *StartSyncParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) StartSync(ctx context.Context, params *StartSyncParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewStartSyncRequest(c.Server, params)
 	if err != nil {
 		return nil, err
@@ -2856,7 +2856,7 @@ func (c *Client) StartSync(ctx context.Context, params *StartSyncParams, reqEdit
 // completed. Unknown or another tenant's `jobId` is `404 job_not_found`.
 //
 // Corresponds with GET /api/data-platform/sync/{jobId} (the `GetSyncJob` operationId).
-func (c *Client) GetSyncJob(ctx context.Context, jobID string, params *GetSyncJobParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) GetSyncJob(ctx context.Context, jobID string, params *GetSyncJobParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetSyncJobRequest(c.Server, jobID, params)
 	if err != nil {
 		return nil, err
@@ -2873,7 +2873,7 @@ func (c *Client) GetSyncJob(ctx context.Context, jobID string, params *GetSyncJo
 // The process is alive. Never touches a store.
 //
 // Corresponds with GET /healthz (the `GetHealth` operationId).
-func (c *Client) GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetHealthRequest(c.Server)
 	if err != nil {
 		return nil, err
@@ -2890,7 +2890,7 @@ func (c *Client) GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (
 // Metrics in the Prometheus text exposition format.
 //
 // Corresponds with GET /metrics (the `GetMetrics` operationId).
-func (c *Client) GetMetrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) GetMetrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetMetricsRequest(c.Server)
 	if err != nil {
 		return nil, err
@@ -2907,7 +2907,7 @@ func (c *Client) GetMetrics(ctx context.Context, reqEditors ...RequestEditorFn) 
 // The OpenAPI document the server was built from, served as is.
 //
 // Corresponds with GET /openapi.yaml (the `GetOpenAPI` operationId).
-func (c *Client) GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetOpenAPIRequest(c.Server)
 	if err != nil {
 		return nil, err
@@ -2924,7 +2924,7 @@ func (c *Client) GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) 
 // The stores are open and answer. `503 service_unavailable` otherwise; the message names the failing check.
 //
 // Corresponds with GET /readyz (the `GetReady` operationId).
-func (c *Client) GetReady(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *RawClient) GetReady(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetReadyRequest(c.Server)
 	if err != nil {
 		return nil, err
@@ -4479,7 +4479,7 @@ func NewGetReadyRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
-func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
+func (c *RawClient) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
 			return err
@@ -4510,7 +4510,7 @@ func NewClientWithResponses(server string, opts ...ClientOption) (*ClientWithRes
 
 // WithBaseURL overrides the baseURL.
 func WithBaseURL(baseURL string) ClientOption {
-	return func(c *Client) error {
+	return func(c *RawClient) error {
 		newBaseURL, err := url.Parse(baseURL)
 		if err != nil {
 			return err
