@@ -27,7 +27,8 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newServeCommand(), newTenantsCommand(), newUsersCommand(), newKeysCommand(), newConformanceCommand())
+	root.AddCommand(newServeCommand(), newTenantsCommand(), newUsersCommand(), newKeysCommand(), newConformanceCommand(),
+		newLoginCommand(), newQueryCommand(), newSchemaCommand(), newSyncCommand())
 	return root
 }
 
