@@ -63,4 +63,34 @@ func TestClientCommands(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "completed") {
 		t.Fatalf("sync --wait: %d %q %q", code, out, errOut)
 	}
+
+	code, id, errOut := strata(t, "notes", "add", "--title", "Groceries", "milk, eggs and bread")
+	if code != exitOK || len(strings.TrimSpace(id)) != 36 {
+		t.Fatalf("notes add: %d %q %q", code, id, errOut)
+	}
+	code, out, _ = strata(t, "notes", "list", "--q", "eggs")
+	if code != exitOK || !strings.Contains(out, strings.TrimSpace(id)) || !strings.Contains(out, "Groceries") {
+		t.Fatalf("notes list: %d %q", code, out)
+	}
+	code, out, _ = strata(t, "notes", "show", strings.TrimSpace(id))
+	if code != exitOK || !strings.Contains(out, `"body": "milk, eggs and bread"`) {
+		t.Fatalf("notes show: %d %q", code, out)
+	}
+	if code, _, _ := strata(t, "notes", "show", "nope"); code != exitUsage {
+		t.Fatalf("notes show nope: %d", code)
+	}
+	if code, _, errOut := strata(t, "notes", "show", "6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f"); code != exitFailure || !strings.Contains(errOut, "not_found") {
+		t.Fatalf("notes show unknown: %d %q", code, errOut)
+	}
+	if code, _, errOut := strata(t, "connectors", "create", "--name", "x", "--type", "relational_pg"); code != exitFailure || !strings.Contains(errOut, "connector_type_unavailable") {
+		t.Fatalf("connectors create coming-soon: %d %q", code, errOut)
+	}
+	if code, out, _ := strata(t, "connectors", "list"); code != exitOK || out != "" {
+		t.Fatalf("connectors list: %d %q", code, out)
+	}
+	audio := filepath.Join(t.TempDir(), "a.txt")
+	_ = os.WriteFile(audio, []byte("not audio"), 0o600)
+	if code, _, errOut := strata(t, "voice", "upload", audio); code != exitFailure || !strings.Contains(errOut, "unsupported_media_type") {
+		t.Fatalf("voice upload of text: %d %q", code, errOut)
+	}
 }

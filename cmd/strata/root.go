@@ -28,7 +28,8 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newServeCommand(), newTenantsCommand(), newUsersCommand(), newKeysCommand(), newConformanceCommand(),
-		newLoginCommand(), newQueryCommand(), newSchemaCommand(), newSyncCommand())
+		newLoginCommand(), newQueryCommand(), newSchemaCommand(), newSyncCommand(),
+		newConnectorsCommand(), newNotesCommand(), newVoiceCommand(), newEventsCommand())
 	return root
 }
 
