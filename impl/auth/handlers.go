@@ -115,19 +115,9 @@ func (h *Handlers) GetJWKS(ctx context.Context, _ api.GetJWKSRequestObject) (api
 	return api.GetJWKS200JSONResponse(set), nil
 }
 
-func caller(ctx context.Context) (principal.Principal, error) {
-	p, ok := principal.From(ctx)
-	if !ok {
-		// The middleware authenticates every non-public operation; reaching
-		// here without a caller is a wiring fault.
-		return p, errors.New("no principal in context")
-	}
-	return p, nil
-}
-
 // GetUser implements GET /api/auth/v1/user.
 func (h *Handlers) GetUser(ctx context.Context, _ api.GetUserRequestObject) (api.GetUserResponseObject, error) {
-	p, err := caller(ctx)
+	p, err := principal.Required(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +130,7 @@ func (h *Handlers) GetUser(ctx context.Context, _ api.GetUserRequestObject) (api
 
 // Logout implements POST /api/auth/v1/logout.
 func (h *Handlers) Logout(ctx context.Context, req api.LogoutRequestObject) (api.LogoutResponseObject, error) {
-	p, err := caller(ctx)
+	p, err := principal.Required(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +151,7 @@ func patBody(p store.PersonalAccessToken) api.PersonalAccessToken {
 
 // CreatePersonalAccessToken implements POST /api/auth/v1/personal-access-tokens.
 func (h *Handlers) CreatePersonalAccessToken(ctx context.Context, req api.CreatePersonalAccessTokenRequestObject) (api.CreatePersonalAccessTokenResponseObject, error) {
-	p, err := caller(ctx)
+	p, err := principal.Required(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +166,7 @@ func (h *Handlers) CreatePersonalAccessToken(ctx context.Context, req api.Create
 
 // ListPersonalAccessTokens implements GET /api/auth/v1/personal-access-tokens.
 func (h *Handlers) ListPersonalAccessTokens(ctx context.Context, _ api.ListPersonalAccessTokensRequestObject) (api.ListPersonalAccessTokensResponseObject, error) {
-	p, err := caller(ctx)
+	p, err := principal.Required(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +183,7 @@ func (h *Handlers) ListPersonalAccessTokens(ctx context.Context, _ api.ListPerso
 
 // DeletePersonalAccessToken implements DELETE /api/auth/v1/personal-access-tokens/{id}.
 func (h *Handlers) DeletePersonalAccessToken(ctx context.Context, req api.DeletePersonalAccessTokenRequestObject) (api.DeletePersonalAccessTokenResponseObject, error) {
-	p, err := caller(ctx)
+	p, err := principal.Required(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package connectors
 import (
 	"context"
 	"encoding/json"
-	"errors"
 
 	"github.com/stratahq/strata/gen/api"
 	"github.com/stratahq/strata/impl/principal"
@@ -15,14 +14,6 @@ type Handlers struct{ svc *Service }
 
 // NewHandlers returns the handlers over svc.
 func NewHandlers(svc *Service) *Handlers { return &Handlers{svc: svc} }
-
-func tenant(ctx context.Context) (principal.Principal, error) {
-	p, ok := principal.From(ctx)
-	if !ok {
-		return p, errors.New("no principal in context") // wiring fault: the middleware authenticates
-	}
-	return p, nil
-}
 
 // Body renders a connector with its secrets masked.
 func Body(c store.Connector) (api.ConnectorConfig, error) {
@@ -58,7 +49,7 @@ func (h *Handlers) ListConnectorTypes(ctx context.Context, _ api.ListConnectorTy
 
 // ListConnectors implements GET /api/data-platform/connectors.
 func (h *Handlers) ListConnectors(ctx context.Context, _ api.ListConnectorsRequestObject) (api.ListConnectorsResponseObject, error) {
-	p, err := tenant(ctx)
+	p, err := principal.Required(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +68,7 @@ func (h *Handlers) ListConnectors(ctx context.Context, _ api.ListConnectorsReque
 
 // CreateConnector implements POST /api/data-platform/connectors.
 func (h *Handlers) CreateConnector(ctx context.Context, req api.CreateConnectorRequestObject) (api.CreateConnectorResponseObject, error) {
-	p, err := tenant(ctx)
+	p, err := principal.Required(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +82,7 @@ func (h *Handlers) CreateConnector(ctx context.Context, req api.CreateConnectorR
 
 // UpdateConnector implements PATCH /api/data-platform/connectors/{connectorId}.
 func (h *Handlers) UpdateConnector(ctx context.Context, req api.UpdateConnectorRequestObject) (api.UpdateConnectorResponseObject, error) {
-	p, err := tenant(ctx)
+	p, err := principal.Required(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +107,7 @@ func (h *Handlers) UpdateConnector(ctx context.Context, req api.UpdateConnectorR
 
 // DeleteConnector implements DELETE /api/data-platform/connectors/{connectorId}.
 func (h *Handlers) DeleteConnector(ctx context.Context, req api.DeleteConnectorRequestObject) (api.DeleteConnectorResponseObject, error) {
-	p, err := tenant(ctx)
+	p, err := principal.Required(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package content
 
 import (
 	"context"
-	"errors"
 
 	"github.com/google/uuid"
 
@@ -21,17 +20,9 @@ type Handlers struct {
 // NewHandlers returns the content handlers over svc.
 func NewHandlers(svc *Service) *Handlers { return &Handlers{svc: svc} }
 
-func caller(ctx context.Context) (principal.Principal, error) {
-	p, ok := principal.From(ctx)
-	if !ok {
-		return p, errors.New("no principal in context") // wiring fault: the middleware authenticates
-	}
-	return p, nil
-}
-
 // ListContent implements GET /api/content.
 func (h *Handlers) ListContent(ctx context.Context, req api.ListContentRequestObject) (api.ListContentResponseObject, error) {
-	p, err := caller(ctx)
+	p, err := principal.Required(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +52,7 @@ func (h *Handlers) ListContent(ctx context.Context, req api.ListContentRequestOb
 
 // GetContent implements GET /api/content/{id}.
 func (h *Handlers) GetContent(ctx context.Context, req api.GetContentRequestObject) (api.GetContentResponseObject, error) {
-	p, err := caller(ctx)
+	p, err := principal.Required(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +65,7 @@ func (h *Handlers) GetContent(ctx context.Context, req api.GetContentRequestObje
 
 // CreateNote implements POST /api/content/notes.
 func (h *Handlers) CreateNote(ctx context.Context, req api.CreateNoteRequestObject) (api.CreateNoteResponseObject, error) {
-	p, err := caller(ctx)
+	p, err := principal.Required(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +82,7 @@ func (h *Handlers) CreateNote(ctx context.Context, req api.CreateNoteRequestObje
 
 // UpdateContent implements PATCH /api/content/{id}.
 func (h *Handlers) UpdateContent(ctx context.Context, req api.UpdateContentRequestObject) (api.UpdateContentResponseObject, error) {
-	p, err := caller(ctx)
+	p, err := principal.Required(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +103,7 @@ func (h *Handlers) UpdateContent(ctx context.Context, req api.UpdateContentReque
 
 // DeleteContent implements DELETE /api/content/{id}.
 func (h *Handlers) DeleteContent(ctx context.Context, req api.DeleteContentRequestObject) (api.DeleteContentResponseObject, error) {
-	p, err := caller(ctx)
+	p, err := principal.Required(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +119,7 @@ func folderBody(f store.Folder) api.Folder {
 
 // ListFolders implements GET /api/content/folders.
 func (h *Handlers) ListFolders(ctx context.Context, _ api.ListFoldersRequestObject) (api.ListFoldersResponseObject, error) {
-	p, err := caller(ctx)
+	p, err := principal.Required(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +136,7 @@ func (h *Handlers) ListFolders(ctx context.Context, _ api.ListFoldersRequestObje
 
 // CreateFolder implements POST /api/content/folders.
 func (h *Handlers) CreateFolder(ctx context.Context, req api.CreateFolderRequestObject) (api.CreateFolderResponseObject, error) {
-	p, err := caller(ctx)
+	p, err := principal.Required(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +149,7 @@ func (h *Handlers) CreateFolder(ctx context.Context, req api.CreateFolderRequest
 
 // UpdateFolder implements PATCH /api/content/folders/{id}.
 func (h *Handlers) UpdateFolder(ctx context.Context, req api.UpdateFolderRequestObject) (api.UpdateFolderResponseObject, error) {
-	p, err := caller(ctx)
+	p, err := principal.Required(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +170,7 @@ func (h *Handlers) UpdateFolder(ctx context.Context, req api.UpdateFolderRequest
 
 // DeleteFolder implements DELETE /api/content/folders/{id}.
 func (h *Handlers) DeleteFolder(ctx context.Context, req api.DeleteFolderRequestObject) (api.DeleteFolderResponseObject, error) {
-	p, err := caller(ctx)
+	p, err := principal.Required(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +201,7 @@ func (l EventLog) Since(ctx context.Context, userID uuid.UUID, afterID int64, li
 
 // UploadVoiceNote implements POST /api/content/voice-notes.
 func (h *Handlers) UploadVoiceNote(ctx context.Context, req api.UploadVoiceNoteRequestObject) (api.UploadVoiceNoteResponseObject, error) {
-	p, err := caller(ctx)
+	p, err := principal.Required(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +214,7 @@ func (h *Handlers) UploadVoiceNote(ctx context.Context, req api.UploadVoiceNoteR
 
 // UploadPhoto implements POST /api/content/photos.
 func (h *Handlers) UploadPhoto(ctx context.Context, req api.UploadPhotoRequestObject) (api.UploadPhotoResponseObject, error) {
-	p, err := caller(ctx)
+	p, err := principal.Required(ctx)
 	if err != nil {
 		return nil, err
 	}

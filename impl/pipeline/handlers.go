@@ -43,9 +43,9 @@ func (h *Handlers) related(items []Scored) []api.RelatedItem {
 
 // ListRelated implements GET /api/content/{id}/related.
 func (h *Handlers) ListRelated(ctx context.Context, req api.ListRelatedRequestObject) (api.ListRelatedResponseObject, error) {
-	p, ok := principal.From(ctx)
-	if !ok {
-		return nil, errors.New("no principal in context")
+	p, err := principal.Required(ctx)
+	if err != nil {
+		return nil, err
 	}
 	limit := 10
 	if req.Params.Limit != nil {
@@ -63,9 +63,9 @@ func (h *Handlers) ListRelated(ctx context.Context, req api.ListRelatedRequestOb
 
 // SearchContent implements GET /api/content/search.
 func (h *Handlers) SearchContent(ctx context.Context, req api.SearchContentRequestObject) (api.SearchContentResponseObject, error) {
-	p, ok := principal.From(ctx)
-	if !ok {
-		return nil, errors.New("no principal in context")
+	p, err := principal.Required(ctx)
+	if err != nil {
+		return nil, err
 	}
 	allowed, err := h.gate(ctx, p.TenantID)
 	if err != nil {

@@ -5,6 +5,7 @@ package principal
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/google/uuid"
@@ -49,6 +50,20 @@ type key struct{}
 // With returns a context that carries p.
 func With(ctx context.Context, p Principal) context.Context {
 	return context.WithValue(ctx, key{}, p)
+}
+
+// ErrMissing is returned by Required when no principal is in the context: a
+// wiring fault (the authentication middleware runs before every operation
+// that needs a caller), so it surfaces as a 500.
+var ErrMissing = errors.New("no principal in context")
+
+// Required returns the principal carried by ctx, or ErrMissing.
+func Required(ctx context.Context) (Principal, error) {
+	p, ok := From(ctx)
+	if !ok {
+		return p, ErrMissing
+	}
+	return p, nil
 }
 
 // From returns the principal carried by ctx, if any.

@@ -30,9 +30,9 @@ const (
 // abort the response, which the client sees as a truncated body.
 func (e *Engine) Handler(logger *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, ok := principal.From(r.Context())
-		if !ok {
-			apierrors.Write(w, r, logger, apierrors.Internal(errors.New("no principal in context")))
+		p, err := principal.Required(r.Context())
+		if err != nil {
+			apierrors.Write(w, r, logger, apierrors.Internal(err))
 			return
 		}
 		var body api.QueryRequest
@@ -104,9 +104,9 @@ func NewHandlers(engine *Engine) *Handlers { return &Handlers{engine: engine} }
 
 // GetSchema implements GET /api/data-platform/schema.
 func (h *Handlers) GetSchema(ctx context.Context, _ api.GetSchemaRequestObject) (api.GetSchemaResponseObject, error) {
-	p, ok := principal.From(ctx)
-	if !ok {
-		return nil, errors.New("no principal in context")
+	p, err := principal.Required(ctx)
+	if err != nil {
+		return nil, err
 	}
 	tables, err := h.engine.Schema(ctx, p.TenantID)
 	if err != nil {

@@ -3,7 +3,6 @@ package sync
 import (
 	"context"
 	"encoding/json"
-	"errors"
 
 	"github.com/stratahq/strata/gen/api"
 	"github.com/stratahq/strata/impl/principal"
@@ -19,9 +18,9 @@ func NewHandlers(runner *Runner) *Handlers { return &Handlers{runner: runner} }
 // StartSync implements POST /api/data-platform/sync: 202 with the new job,
 // or the tenant's job already pending or running.
 func (h *Handlers) StartSync(ctx context.Context, _ api.StartSyncRequestObject) (api.StartSyncResponseObject, error) {
-	p, ok := principal.From(ctx)
-	if !ok {
-		return nil, errors.New("no principal in context")
+	p, err := principal.Required(ctx)
+	if err != nil {
+		return nil, err
 	}
 	job, err := h.runner.Trigger(ctx, p.TenantID)
 	if err != nil {
@@ -32,9 +31,9 @@ func (h *Handlers) StartSync(ctx context.Context, _ api.StartSyncRequestObject) 
 
 // GetSyncJob implements GET /api/data-platform/sync/{jobId}.
 func (h *Handlers) GetSyncJob(ctx context.Context, req api.GetSyncJobRequestObject) (api.GetSyncJobResponseObject, error) {
-	p, ok := principal.From(ctx)
-	if !ok {
-		return nil, errors.New("no principal in context")
+	p, err := principal.Required(ctx)
+	if err != nil {
+		return nil, err
 	}
 	job, err := h.runner.Job(ctx, p.TenantID, req.JobID)
 	if err != nil {
