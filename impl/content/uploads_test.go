@@ -2,7 +2,6 @@ package content_test
 
 import (
 	"bytes"
-	"encoding/binary"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -15,21 +14,8 @@ import (
 	"github.com/stratahq/strata/impl/testenv"
 )
 
-// wavBytes is a valid 16 kHz mono PCM WAV file of n samples of silence.
-func wavBytes(n int) []byte {
-	var b bytes.Buffer
-	dataLen := uint32(n * 2)
-	b.WriteString("RIFF")
-	_ = binary.Write(&b, binary.LittleEndian, 36+dataLen)
-	b.WriteString("WAVEfmt ")
-	for _, v := range []any{uint32(16), uint16(1), uint16(1), uint32(16000), uint32(32000), uint16(2), uint16(16)} {
-		_ = binary.Write(&b, binary.LittleEndian, v)
-	}
-	b.WriteString("data")
-	_ = binary.Write(&b, binary.LittleEndian, dataLen)
-	b.Write(make([]byte, dataLen))
-	return b.Bytes()
-}
+// wavBytes is a WAV file of n samples of silence.
+var wavBytes = testenv.SilentWAV
 
 var pngBytes = append([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), make([]byte, 64)...)
 
