@@ -21,6 +21,7 @@ func contentChecks() []Check {
 		{"content/folders", checkFolders},
 		{"content/voice-note-upload-and-media", checkVoiceNoteUpload},
 		{"content/events-websocket", checkEventsWebSocket},
+		{"content/related-and-search", checkRelatedAndSearch},
 	}
 }
 
@@ -251,6 +252,61 @@ func checkEventsWebSocket(ctx context.Context, s *Suite) error {
 	defer bad.CloseNow()
 	if _, _, err := bad.Read(dctx); websocket.CloseStatus(err) != 4401 {
 		return fmt.Errorf("forged token: %v, want close 4401", err)
+	}
+	return nil
+}
+
+func checkRelatedAndSearch(ctx context.Context, s *Suite) error {
+	sess, err := s.SignIn(ctx)
+	if err != nil {
+		return err
+	}
+	h := authHeader(sess.AccessToken)
+	a, err := s.createNote(ctx, sess.AccessToken, "Knead the sourdough and bake the bread in a hot oven.")
+	if err != nil {
+		return err
+	}
+	if _, err := s.createNote(ctx, sess.AccessToken, "Bake rye bread with a sourdough starter and a long rise."); err != nil {
+		return err
+	}
+	resp, err := s.Do(ctx, Request{Method: http.MethodGet, Path: "/api/content/" + a.ID + "/related?limit=5", Header: h})
+	if err != nil {
+		return err
+	}
+	var rel struct {
+		Data []struct {
+			ID         string
+			Similarity float64
+		}
+	}
+	if resp.Status != 200 || json.Unmarshal(resp.Body, &rel) != nil || len(rel.Data) == 0 {
+		return fmt.Errorf("related: %d %s", resp.Status, snippet(resp.Body))
+	}
+	for i, r := range rel.Data {
+		if r.ID == a.ID || r.Similarity < -1 || r.Similarity > 1 || (i > 0 && r.Similarity > rel.Data[i-1].Similarity) {
+			return fmt.Errorf("related items: %+v (itself, out of range or unsorted)", rel.Data)
+		}
+	}
+	resp, err = s.Do(ctx, Request{Method: http.MethodGet, Path: "/api/content/" + a.ID + "/related?limit=51", Header: h})
+	if err != nil {
+		return err
+	}
+	if err := resp.ExpectError(http.StatusBadRequest, "validation_error"); err != nil {
+		return err
+	}
+	resp, err = s.Do(ctx, Request{Method: http.MethodGet, Path: "/api/content/search?q=baking+bread&limit=5", Header: h})
+	if err != nil {
+		return err
+	}
+	if resp.Status == http.StatusForbidden {
+		return resp.ExpectError(http.StatusForbidden, "FEATURE_GATED") // the tenant's search is gated there
+	}
+	var found struct {
+		Data  []struct{ ID string }
+		Total int
+	}
+	if resp.Status != 200 || json.Unmarshal(resp.Body, &found) != nil || len(found.Data) == 0 || found.Total < len(found.Data) {
+		return fmt.Errorf("search: %d %s", resp.Status, snippet(resp.Body))
 	}
 	return nil
 }

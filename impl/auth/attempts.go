@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"strings"
 	"sync"
 	"time"
 )
@@ -12,6 +13,9 @@ const (
 	emailFailureWindow  = 5 * time.Minute
 	maxFailuresPerIP    = 10
 	ipFailureWindow     = time.Minute
+	// Sign-ups (each creates a tenant) per client IP per hour.
+	maxSignupsPerIP = 20
+	signupWindow    = time.Hour
 )
 
 // attemptLimiter counts failed sign-ins per key ("email:…", "ip:…") in a
@@ -29,8 +33,11 @@ func newAttemptLimiter(now func() time.Time) *attemptLimiter {
 }
 
 func limitFor(key string) (int, time.Duration) {
-	if len(key) > 3 && key[:3] == "ip:" {
+	switch {
+	case strings.HasPrefix(key, "ip:"):
 		return maxFailuresPerIP, ipFailureWindow
+	case strings.HasPrefix(key, "signup:"):
+		return maxSignupsPerIP, signupWindow
 	}
 	return maxFailuresPerEmail, emailFailureWindow
 }

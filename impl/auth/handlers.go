@@ -92,7 +92,7 @@ func (h *Handlers) Signup(ctx context.Context, req api.SignupRequestObject) (api
 	if req.Body.Data != nil {
 		meta = *req.Body.Data
 	}
-	tokens, err := h.svc.Signup(ctx, string(req.Body.Email), req.Body.Password, meta)
+	tokens, err := h.svc.Signup(ctx, string(req.Body.Email), req.Body.Password, meta, httpx.ClientIP(ctx))
 	if err != nil {
 		return nil, err
 	}

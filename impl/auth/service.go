@@ -387,10 +387,15 @@ func (s *Service) newUser(tenantID uuid.UUID, email, password string, meta map[s
 }
 
 // Signup creates a user with a tenant of its own on the free tier and
-// signs it in.
-func (s *Service) Signup(ctx context.Context, email, password string, meta map[string]any) (Tokens, error) {
+// signs it in. A client IP gets at most 20 sign-ups an hour (each creates a
+// tenant).
+func (s *Service) Signup(ctx context.Context, email, password string, meta map[string]any, clientIP string) (Tokens, error) {
 	if s.cfg.DisableSignup {
 		return Tokens{}, apierrors.New(http.StatusForbidden, apierrors.CodeForbiddenAuth, "signups are disabled on this server")
+	}
+	signupKey := "signup:" + clientIP
+	if wait, blocked := s.attempts.blocked(signupKey); blocked {
+		return Tokens{}, apierrors.RateLimited(maxSignupsPerIP, wait, "too many sign-ups from this address; try again later")
 	}
 	if err := checkCredentials(email, password); err != nil {
 		return Tokens{}, err
@@ -406,6 +411,7 @@ func (s *Service) Signup(ctx context.Context, email, password string, meta map[s
 		}
 		return Tokens{}, err
 	}
+	s.attempts.fail(signupKey) // counts successful sign-ups
 	return s.startSession(ctx, user)
 }
 

@@ -227,6 +227,18 @@ func TestSignup(t *testing.T) {
 		t.Fatalf("user after signup: %d %s", r.Status, r.Body)
 	}
 
+	// At most 20 sign-ups per client IP per hour.
+	for i := 2; i < 20; i++ {
+		if r := e.Call("POST", "/api/auth/v1/signup", fmt.Sprintf(`{"email":"bulk%d@example.com","password":"correct horse"}`, i)); r.Status != 200 {
+			t.Fatalf("signup %d: %d %s", i+1, r.Status, r.Body)
+		}
+	}
+	expectError(t, e.Call("POST", "/api/auth/v1/signup", `{"email":"one-too-many@example.com","password":"correct horse"}`), 429, "RATE_LIMITED")
+	e.Clock.Advance(time.Hour + time.Second)
+	if r := e.Call("POST", "/api/auth/v1/signup", `{"email":"next-hour@example.com","password":"correct horse"}`); r.Status != 200 {
+		t.Fatalf("signup after the window: %d %s", r.Status, r.Body)
+	}
+
 	off := newEnv(t, func(c *server.Config) { c.DisableSignup = true })
 	expectError(t, off.Call("POST", "/api/auth/v1/signup", `{"email":"x@example.com","password":"correct horse"}`), 403, "FORBIDDEN")
 }
