@@ -1461,7 +1461,8 @@ type ClientInterface interface {
 	// GoTrue-compatible sign-up: creates a user with a tenant of its own (free
 	// tier) and answers with a session, as the password grant would. Can be switched off by the operator, then
 	// `403 FORBIDDEN`. An email that is already registered is
-	// `422 user_already_exists`.
+	// `422 user_already_exists`. At most 20 sign-ups per client IP per hour
+	// (`429 RATE_LIMITED`).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1473,7 +1474,8 @@ type ClientInterface interface {
 	// GoTrue-compatible sign-up: creates a user with a tenant of its own (free
 	// tier) and answers with a session, as the password grant would. Can be switched off by the operator, then
 	// `403 FORBIDDEN`. An email that is already registered is
-	// `422 user_already_exists`.
+	// `422 user_already_exists`. At most 20 sign-ups per client IP per hour
+	// (`429 RATE_LIMITED`).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2066,7 +2068,8 @@ func (c *RawClient) DeletePersonalAccessToken(ctx context.Context, id openapi_ty
 // GoTrue-compatible sign-up: creates a user with a tenant of its own (free
 // tier) and answers with a session, as the password grant would. Can be switched off by the operator, then
 // `403 FORBIDDEN`. An email that is already registered is
-// `422 user_already_exists`.
+// `422 user_already_exists`. At most 20 sign-ups per client IP per hour
+// (`429 RATE_LIMITED`).
 //
 // Takes any type of body and a specified content type.
 //
@@ -2088,7 +2091,8 @@ func (c *RawClient) SignupWithBody(ctx context.Context, contentType string, body
 // GoTrue-compatible sign-up: creates a user with a tenant of its own (free
 // tier) and answers with a session, as the password grant would. Can be switched off by the operator, then
 // `403 FORBIDDEN`. An email that is already registered is
-// `422 user_already_exists`.
+// `422 user_already_exists`. At most 20 sign-ups per client IP per hour
+// (`429 RATE_LIMITED`).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4605,7 +4609,8 @@ type ClientWithResponsesInterface interface {
 	// GoTrue-compatible sign-up: creates a user with a tenant of its own (free
 	// tier) and answers with a session, as the password grant would. Can be switched off by the operator, then
 	// `403 FORBIDDEN`. An email that is already registered is
-	// `422 user_already_exists`.
+	// `422 user_already_exists`. At most 20 sign-ups per client IP per hour
+	// (`429 RATE_LIMITED`).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4617,7 +4622,8 @@ type ClientWithResponsesInterface interface {
 	// GoTrue-compatible sign-up: creates a user with a tenant of its own (free
 	// tier) and answers with a session, as the password grant would. Can be switched off by the operator, then
 	// `403 FORBIDDEN`. An email that is already registered is
-	// `422 user_already_exists`.
+	// `422 user_already_exists`. At most 20 sign-ups per client IP per hour
+	// (`429 RATE_LIMITED`).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8158,7 +8164,8 @@ func (c *ClientWithResponses) DeletePersonalAccessTokenWithResponse(ctx context.
 // GoTrue-compatible sign-up: creates a user with a tenant of its own (free
 // tier) and answers with a session, as the password grant would. Can be switched off by the operator, then
 // `403 FORBIDDEN`. An email that is already registered is
-// `422 user_already_exists`.
+// `422 user_already_exists`. At most 20 sign-ups per client IP per hour
+// (`429 RATE_LIMITED`).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8176,7 +8183,8 @@ func (c *ClientWithResponses) SignupWithBodyWithResponse(ctx context.Context, co
 // GoTrue-compatible sign-up: creates a user with a tenant of its own (free
 // tier) and answers with a session, as the password grant would. Can be switched off by the operator, then
 // `403 FORBIDDEN`. An email that is already registered is
-// `422 user_already_exists`.
+// `422 user_already_exists`. At most 20 sign-ups per client IP per hour
+// (`429 RATE_LIMITED`).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
