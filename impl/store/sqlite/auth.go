@@ -213,28 +213,16 @@ const userColumns = `id, tenant_id, email, password_hash, user_metadata, created
 
 func scanUser(row rowScanner) (store.User, error) {
 	var u store.User
-	var id, tenant, meta, created, updated string
-	if err := row.Scan(&id, &tenant, &u.Email, &u.PasswordHash, &meta, &created, &updated); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return u, store.ErrNotFound
-		}
+	var meta string
+	err := row.Scan(&u.ID, &u.TenantID, &u.Email, &u.PasswordHash, &meta, timeCol{&u.CreatedAt}, timeCol{&u.UpdatedAt})
+	if errors.Is(err, sql.ErrNoRows) {
+		return u, store.ErrNotFound
+	}
+	if err != nil {
 		return u, fmt.Errorf("scan user: %w", err)
-	}
-	var err error
-	if u.ID, err = uuid.Parse(id); err != nil {
-		return u, fmt.Errorf("user id: %w", err)
-	}
-	if u.TenantID, err = uuid.Parse(tenant); err != nil {
-		return u, fmt.Errorf("user tenant: %w", err)
 	}
 	if err := json.Unmarshal([]byte(meta), &u.UserMetadata); err != nil {
 		return u, fmt.Errorf("user metadata: %w", err)
-	}
-	if u.CreatedAt, err = parseTime(created); err != nil {
-		return u, err
-	}
-	if u.UpdatedAt, err = parseTime(updated); err != nil {
-		return u, err
 	}
 	return u, nil
 }
@@ -268,26 +256,12 @@ func (s *Store) CreateSession(ctx context.Context, sess store.Session, refreshHa
 
 func scanSession(row rowScanner) (store.Session, error) {
 	var sess store.Session
-	var id, user, created string
-	var revoked sql.NullString
-	if err := row.Scan(&id, &user, &created, &revoked); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return sess, store.ErrNotFound
-		}
+	err := row.Scan(&sess.ID, &sess.UserID, timeCol{&sess.CreatedAt}, nullTimeCol{&sess.RevokedAt})
+	if errors.Is(err, sql.ErrNoRows) {
+		return sess, store.ErrNotFound
+	}
+	if err != nil {
 		return sess, fmt.Errorf("scan session: %w", err)
-	}
-	var err error
-	if sess.ID, err = uuid.Parse(id); err != nil {
-		return sess, err
-	}
-	if sess.UserID, err = uuid.Parse(user); err != nil {
-		return sess, err
-	}
-	if sess.CreatedAt, err = parseTime(created); err != nil {
-		return sess, err
-	}
-	if sess.RevokedAt, err = parseTimePtr(revoked); err != nil {
-		return sess, err
 	}
 	return sess, nil
 }
@@ -398,32 +372,13 @@ const patColumns = `id, user_id, name, prefix, secret_hash, created_at, expires_
 
 func scanPAT(row rowScanner) (store.PersonalAccessToken, error) {
 	var p store.PersonalAccessToken
-	var id, user, created string
-	var expires, lastUsed, revoked sql.NullString
-	if err := row.Scan(&id, &user, &p.Name, &p.Prefix, &p.SecretHash, &created, &expires, &lastUsed, &revoked); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return p, store.ErrNotFound
-		}
+	err := row.Scan(&p.ID, &p.UserID, &p.Name, &p.Prefix, &p.SecretHash, timeCol{&p.CreatedAt},
+		nullTimeCol{&p.ExpiresAt}, nullTimeCol{&p.LastUsedAt}, nullTimeCol{&p.RevokedAt})
+	if errors.Is(err, sql.ErrNoRows) {
+		return p, store.ErrNotFound
+	}
+	if err != nil {
 		return p, fmt.Errorf("scan personal access token: %w", err)
-	}
-	var err error
-	if p.ID, err = uuid.Parse(id); err != nil {
-		return p, err
-	}
-	if p.UserID, err = uuid.Parse(user); err != nil {
-		return p, err
-	}
-	if p.CreatedAt, err = parseTime(created); err != nil {
-		return p, err
-	}
-	if p.ExpiresAt, err = parseTimePtr(expires); err != nil {
-		return p, err
-	}
-	if p.LastUsedAt, err = parseTimePtr(lastUsed); err != nil {
-		return p, err
-	}
-	if p.RevokedAt, err = parseTimePtr(revoked); err != nil {
-		return p, err
 	}
 	return p, nil
 }

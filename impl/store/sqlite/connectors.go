@@ -18,32 +18,16 @@ const connectorColumns = `id, tenant_id, name, type, enabled, config, created_at
 
 func scanConnector(row rowScanner) (store.Connector, error) {
 	var c store.Connector
-	var id, tenant, config, created, updated string
-	var enabled int
-	var synced sql.NullString
-	if err := row.Scan(&id, &tenant, &c.Name, &c.Type, &enabled, &config, &created, &updated, &synced); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return c, store.ErrNotFound
-		}
+	var config string
+	err := row.Scan(&c.ID, &c.TenantID, &c.Name, &c.Type, &c.Enabled, &config, timeCol{&c.CreatedAt}, timeCol{&c.UpdatedAt},
+		nullTimeCol{&c.LastSyncedAt})
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, store.ErrNotFound
+	}
+	if err != nil {
 		return c, fmt.Errorf("scan connector: %w", err)
 	}
-	var err error
-	if c.ID, err = uuid.Parse(id); err != nil {
-		return c, err
-	}
-	if c.TenantID, err = uuid.Parse(tenant); err != nil {
-		return c, err
-	}
-	c.Enabled, c.Config = enabled != 0, json.RawMessage(config)
-	if c.CreatedAt, err = parseTime(created); err != nil {
-		return c, err
-	}
-	if c.UpdatedAt, err = parseTime(updated); err != nil {
-		return c, err
-	}
-	if c.LastSyncedAt, err = parseTimePtr(synced); err != nil {
-		return c, err
-	}
+	c.Config = json.RawMessage(config)
 	return c, nil
 }
 
@@ -170,30 +154,15 @@ const syncJobColumns = `id, tenant_id, connector_id, status, progress, started_a
 
 func scanSyncJob(row rowScanner) (store.SyncJob, error) {
 	var j store.SyncJob
-	var tenant, started, results string
-	var connector, completed, errText sql.NullString
-	if err := row.Scan(&j.ID, &tenant, &connector, &j.Status, &j.Progress, &started, &completed, &errText, &results); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return j, store.ErrNotFound
-		}
+	var results string
+	var errText sql.NullString
+	err := row.Scan(&j.ID, &j.TenantID, nullUUIDCol{&j.ConnectorID}, &j.Status, &j.Progress, timeCol{&j.StartedAt},
+		nullTimeCol{&j.CompletedAt}, &errText, &results)
+	if errors.Is(err, sql.ErrNoRows) {
+		return j, store.ErrNotFound
+	}
+	if err != nil {
 		return j, fmt.Errorf("scan sync job: %w", err)
-	}
-	var err error
-	if j.TenantID, err = uuid.Parse(tenant); err != nil {
-		return j, err
-	}
-	if connector.Valid {
-		id, err := uuid.Parse(connector.String)
-		if err != nil {
-			return j, err
-		}
-		j.ConnectorID = &id
-	}
-	if j.StartedAt, err = parseTime(started); err != nil {
-		return j, err
-	}
-	if j.CompletedAt, err = parseTimePtr(completed); err != nil {
-		return j, err
 	}
 	if errText.Valid {
 		j.Error = &errText.String

@@ -48,51 +48,33 @@ func jsonList(list []string) (string, error) {
 
 func scanItem(row rowScanner) (store.Item, error) {
 	var it store.Item
-	var id, user, folder, tags, aiTags, created, updated sql.NullString
+	var tags, aiTags string
 	var mediaKind, mediaKey, mediaType, transcription, aiSummary, procErr sql.NullString
-	if err := row.Scan(&id, &user, &it.Type, &it.Title, &it.Body, &it.Summary, &folder, &tags, &mediaKind, &mediaKey, &mediaType,
-		&transcription, &aiSummary, &aiTags, &it.ProcessingStatus, &procErr, &created, &updated); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return it, store.ErrNotFound
-		}
+	err := row.Scan(&it.ID, &it.UserID, &it.Type, &it.Title, &it.Body, &it.Summary, nullUUIDCol{&it.FolderID}, &tags,
+		&mediaKind, &mediaKey, &mediaType, &transcription, &aiSummary, &aiTags, &it.ProcessingStatus, &procErr,
+		timeCol{&it.CreatedAt}, timeCol{&it.UpdatedAt})
+	if errors.Is(err, sql.ErrNoRows) {
+		return it, store.ErrNotFound
+	}
+	if err != nil {
 		return it, fmt.Errorf("scan item: %w", err)
 	}
-	var err error
-	if it.ID, err = uuid.Parse(id.String); err != nil {
-		return it, err
-	}
-	if it.UserID, err = uuid.Parse(user.String); err != nil {
-		return it, err
-	}
-	if folder.Valid {
-		f, err := uuid.Parse(folder.String)
-		if err != nil {
-			return it, err
-		}
-		it.FolderID = &f
-	}
-	if err := json.Unmarshal([]byte(tags.String), &it.Tags); err != nil {
+	if err := json.Unmarshal([]byte(tags), &it.Tags); err != nil {
 		return it, fmt.Errorf("item tags: %w", err)
 	}
-	if err := json.Unmarshal([]byte(aiTags.String), &it.AITags); err != nil {
+	if err := json.Unmarshal([]byte(aiTags), &it.AITags); err != nil {
 		return it, fmt.Errorf("item ai tags: %w", err)
 	}
 	if mediaKind.Valid {
 		it.MediaKind = &mediaKind.String
 	}
-	it.MediaKey, it.MediaContentType, it.ProcessingError = mediaKey.String, mediaType.String, procErr.String
 	if transcription.Valid {
 		it.Transcription = &transcription.String
 	}
 	if aiSummary.Valid {
 		it.AISummary = &aiSummary.String
 	}
-	if it.CreatedAt, err = parseTime(created.String); err != nil {
-		return it, err
-	}
-	if it.UpdatedAt, err = parseTime(updated.String); err != nil {
-		return it, err
-	}
+	it.MediaKey, it.MediaContentType, it.ProcessingError = mediaKey.String, mediaType.String, procErr.String
 	return it, nil
 }
 
@@ -297,33 +279,12 @@ const folderColumns = `id, user_id, name, parent_id, created_at, updated_at`
 
 func scanFolder(row rowScanner) (store.Folder, error) {
 	var f store.Folder
-	var id, user, created, updated string
-	var parent sql.NullString
-	if err := row.Scan(&id, &user, &f.Name, &parent, &created, &updated); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return f, store.ErrNotFound
-		}
+	err := row.Scan(&f.ID, &f.UserID, &f.Name, nullUUIDCol{&f.ParentID}, timeCol{&f.CreatedAt}, timeCol{&f.UpdatedAt})
+	if errors.Is(err, sql.ErrNoRows) {
+		return f, store.ErrNotFound
+	}
+	if err != nil {
 		return f, fmt.Errorf("scan folder: %w", err)
-	}
-	var err error
-	if f.ID, err = uuid.Parse(id); err != nil {
-		return f, err
-	}
-	if f.UserID, err = uuid.Parse(user); err != nil {
-		return f, err
-	}
-	if parent.Valid {
-		p, err := uuid.Parse(parent.String)
-		if err != nil {
-			return f, err
-		}
-		f.ParentID = &p
-	}
-	if f.CreatedAt, err = parseTime(created); err != nil {
-		return f, err
-	}
-	if f.UpdatedAt, err = parseTime(updated); err != nil {
-		return f, err
 	}
 	return f, nil
 }
