@@ -140,9 +140,13 @@ func TestVoiceNotesAreTranscribed(t *testing.T) {
 	t.Parallel()
 	e := testenv.New(t, nil)
 	s := e.NewUser("voice@example.com")
-	for _, ext := range []string{"wav", "mp3"} {
-		created := uploadVoice(t, e, s.AccessToken, speech(t, "remember to buy milk and eggs tomorrow morning", ext), "")
-		it := waitProcessed(t, e, s.AccessToken, created.ID)
+	// Every accepted container, made by ffmpeg from the same speech.
+	created := map[string]item{}
+	for _, ext := range []string{"wav", "mp3", "ogg", "webm", "m4a"} {
+		created[ext] = uploadVoice(t, e, s.AccessToken, speech(t, "remember to buy milk and eggs tomorrow morning", ext), "")
+	}
+	for ext, c := range created {
+		it := waitProcessed(t, e, s.AccessToken, c.ID)
 		if it.ProcessingStatus != "processed" || it.Transcription == nil {
 			t.Fatalf("%s: %+v", ext, it)
 		}
