@@ -532,7 +532,7 @@ func (s *Service) Authenticate(ctx context.Context, bearer string) (principal.Pr
 	if p, ok := s.verified.get(bearer, now); ok {
 		return p, nil
 	}
-	tok, _, err := s.verifyJWT(ctx, bearer)
+	tok, err := s.verifyJWT(ctx, bearer)
 	if err != nil {
 		return principal.Principal{}, err
 	}

@@ -103,7 +103,7 @@ const (
 // key provider hands out a key only for the algorithm that key is for (our
 // ES256 keys, the IdP's keys with their declared alg, the HMAC secret only for
 // HS256 and only when configured), and "none" gets no key at all.
-func (s *Service) verifyJWT(ctx context.Context, raw string) (jwt.Token, keySource, error) {
+func (s *Service) verifyJWT(ctx context.Context, raw string) (jwt.Token, error) {
 	var source keySource
 	provider := jws.KeyProviderFunc(func(ctx context.Context, sink jws.KeySink, sig *jws.Signature, _ *jws.Message) error {
 		h := sig.ProtectedHeaders()
@@ -158,22 +158,22 @@ func (s *Service) verifyJWT(ctx context.Context, raw string) (jwt.Token, keySour
 	)
 	if err != nil {
 		if errors.Is(err, jwt.TokenExpiredError()) {
-			return nil, 0, ErrTokenExpired
+			return nil, ErrTokenExpired
 		}
-		return nil, 0, fmt.Errorf("%w: %v", ErrInvalidToken, err)
+		return nil, fmt.Errorf("%w: %v", ErrInvalidToken, err)
 	}
 	iss, _ := tok.Issuer()
 	switch source {
 	case sourceLocal:
 		if iss != s.cfg.Issuer {
-			return nil, 0, fmt.Errorf("%w: issuer %q", ErrInvalidToken, iss)
+			return nil, fmt.Errorf("%w: issuer %q", ErrInvalidToken, iss)
 		}
 	default:
 		if !slices.Contains(s.cfg.ExternalIssuers, iss) {
-			return nil, 0, fmt.Errorf("%w: issuer %q is not trusted", ErrInvalidToken, iss)
+			return nil, fmt.Errorf("%w: issuer %q is not trusted", ErrInvalidToken, iss)
 		}
 	}
-	return tok, source, nil
+	return tok, nil
 }
 
 // principalFromToken maps verified claims to the caller: the subject is the

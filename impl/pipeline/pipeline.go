@@ -143,8 +143,10 @@ func (p *Pipeline) Start(ctx context.Context) error {
 	if err := p.client.Start(ctx); err != nil {
 		return fmt.Errorf("start pipeline: %w", err)
 	}
+	const page = 1000
+	var after *store.Item
 	for {
-		items, err := p.store.PendingItems(ctx, 1000)
+		items, err := p.store.PendingItems(ctx, after, page)
 		if err != nil {
 			return err
 		}
@@ -153,12 +155,10 @@ func (p *Pipeline) Start(ctx context.Context) error {
 				return err
 			}
 		}
-		if len(items) < 1000 {
+		if len(items) < page {
 			return nil
 		}
-		// More than a page pending: the unique jobs make re-reading harmless,
-		// but stop here rather than loop over the same first page.
-		return nil
+		after = &items[len(items)-1]
 	}
 }
 

@@ -2,7 +2,6 @@ package pipeline_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"mime/multipart"
@@ -286,4 +285,3 @@ func TestPendingWorkResumesAfterRestart(t *testing.T) {
 	}
 }
 
-var _ = context.Background

@@ -95,8 +95,9 @@ type ContentStore interface {
 	// skipped), in no particular order.
 	GetItems(ctx context.Context, userID uuid.UUID, ids []uuid.UUID) ([]Item, error)
 	// PendingItems returns up to limit items of any user whose processing
-	// is pending or was interrupted (processing), oldest first.
-	PendingItems(ctx context.Context, limit int) ([]Item, error)
+	// is pending or was interrupted (processing), oldest first, after the
+	// item after (nil: from the start), for paging through all of them.
+	PendingItems(ctx context.Context, after *Item, limit int) ([]Item, error)
 
 	// PutEmbedding stores (replaces) an item's vector.
 	PutEmbedding(ctx context.Context, e Embedding) error

@@ -448,9 +448,14 @@ func (s *Store) GetItems(ctx context.Context, userID uuid.UUID, ids []uuid.UUID)
 }
 
 // PendingItems implements store.ContentStore.
-func (s *Store) PendingItems(ctx context.Context, limit int) ([]store.Item, error) {
+func (s *Store) PendingItems(ctx context.Context, after *store.Item, limit int) ([]store.Item, error) {
+	cursorTime, cursorID := "", ""
+	if after != nil {
+		cursorTime, cursorID = fmtTime(after.CreatedAt), after.ID.String()
+	}
 	return collect(ctx, s.db, "pending items", scanItem, `SELECT `+itemColumns+` FROM items
-		WHERE processing_status IN ('pending', 'processing') ORDER BY created_at LIMIT ?`, limit)
+		WHERE processing_status IN ('pending', 'processing') AND (created_at, id) > (?, ?)
+		ORDER BY created_at, id LIMIT ?`, cursorTime, cursorID, limit)
 }
 
 // ─── embeddings ───

@@ -5,6 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/stratahq/strata/impl/store"
 
 	"github.com/stratahq/strata/impl/store/sqlite"
 )
@@ -66,5 +71,53 @@ func TestOpenFailsOnUnusablePath(t *testing.T) {
 	}
 	if _, err := sqlite.Open(context.Background(), path); err == nil {
 		t.Fatal("open of a directory succeeded")
+	}
+}
+
+func TestPendingItemsPagesThroughAll(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), sqlite.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	render := func(store.Item) ([]byte, error) { return []byte("{}"), nil }
+	want := map[uuid.UUID]bool{}
+	for i := range 5 {
+		status := "pending"
+		if i == 2 {
+			status = "processed" // not listed
+		}
+		it := store.Item{ID: uuid.New(), UserID: uuid.New(), Type: "note", Title: "t", Body: "b", ProcessingStatus: status,
+			CreatedAt: base.Add(time.Duration(i%2) * time.Second), UpdatedAt: base} // equal times: the id breaks ties
+		if _, err := s.CreateItem(ctx, it, "content:created", render); err != nil {
+			t.Fatal(err)
+		}
+		if status == "pending" {
+			want[it.ID] = true
+		}
+	}
+	got := map[uuid.UUID]bool{}
+	var after *store.Item
+	for pages := 0; ; pages++ {
+		items, err := s.PendingItems(ctx, after, 2)
+		if err != nil || pages > 5 {
+			t.Fatalf("page %d: %v", pages, err)
+		}
+		for _, it := range items {
+			if got[it.ID] {
+				t.Fatalf("item %s listed twice", it.ID)
+			}
+			got[it.ID] = true
+		}
+		if len(items) < 2 {
+			break
+		}
+		after = &items[len(items)-1]
+	}
+	if len(got) != len(want) {
+		t.Fatalf("paged %d pending items, want %d", len(got), len(want))
 	}
 }
