@@ -30,11 +30,17 @@ func Chain(h http.Handler, mws ...Middleware) http.Handler {
 // requestState is what the outer middlewares learn about a request while
 // the inner ones run: the route template and operation, once resolved.
 type requestState struct {
-	clientIP    string
-	route       string
-	operationID string
-	match       *routers.Route
-	pathParams  map[string]string
+	clientIP   string
+	match      *routers.Route
+	pathParams map[string]string
+}
+
+// routeLabel is the route template for logs and metrics.
+func (s *requestState) routeLabel() string {
+	if s.match == nil {
+		return unmatchedRoute
+	}
+	return s.match.Path
 }
 
 type stateKey struct{}
@@ -56,14 +62,6 @@ func RouteFrom(ctx context.Context) (*routers.Route, map[string]string) {
 		return nil, nil
 	}
 	return s.match, s.pathParams
-}
-
-// OperationID returns the operationId of the matched route, or "".
-func OperationID(ctx context.Context) string {
-	if s := stateFrom(ctx); s != nil {
-		return s.operationID
-	}
-	return ""
 }
 
 // ClientIP returns the address of the peer that sent the request (the

@@ -48,20 +48,20 @@ func Observe(logger *slog.Logger, metrics *Metrics) Middleware {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
-			state := &requestState{route: unmatchedRoute, clientIP: remoteIP(r.RemoteAddr)}
+			state := &requestState{clientIP: remoteIP(r.RemoteAddr)}
 			rw := &responseRecorder{ResponseWriter: w}
 			next.ServeHTTP(rw, r.WithContext(withState(r.Context(), state)))
 			elapsed := time.Since(start)
 			status := rw.statusOrDefault()
 			if metrics != nil {
-				labels := prometheus.Labels{"method": r.Method, "route": state.route, "status": strconv.Itoa(status)}
+				labels := prometheus.Labels{"method": r.Method, "route": state.routeLabel(), "status": strconv.Itoa(status)}
 				metrics.requests.With(labels).Inc()
 				metrics.duration.With(labels).Observe(elapsed.Seconds())
 			}
 			logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
 				slog.String("method", r.Method),
 				slog.String("path", r.URL.Path),
-				slog.String("route", state.route),
+				slog.String("route", state.routeLabel()),
 				slog.Int("status", status),
 				slog.Int64("bytes", rw.bytes),
 				slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),

@@ -34,13 +34,11 @@ func Route(router routers.Router, logger *slog.Logger) Middleware {
 				return
 			}
 			if s := stateFrom(r.Context()); s != nil {
-				s.route = route.Path
-				s.operationID = route.Operation.OperationID
 				s.match = route
 				s.pathParams = params
 			} else {
 				r = r.WithContext(withState(r.Context(), &requestState{
-					route: route.Path, operationID: route.Operation.OperationID, match: route, pathParams: params,
+					match: route, pathParams: params,
 				}))
 			}
 			next.ServeHTTP(w, r)
