@@ -96,8 +96,12 @@ func (s *Service) authenticatePAT(ctx context.Context, secret string) (principal
 	if err != nil {
 		return principal.Principal{}, err
 	}
-	if err := s.store.TouchPersonalAccessToken(ctx, pat.ID, now, patTouchInterval); err != nil {
-		s.logger.WarnContext(ctx, "record personal access token use", "err", err)
+	// Record the use at most once a minute: skip the write (and its lock on
+	// the store) when the token row already says it was used recently.
+	if pat.LastUsedAt == nil || now.Sub(*pat.LastUsedAt) >= patTouchInterval {
+		if err := s.store.TouchPersonalAccessToken(ctx, pat.ID, now, patTouchInterval); err != nil {
+			s.logger.WarnContext(ctx, "record personal access token use", "err", err)
+		}
 	}
 	p := principal.Principal{UserID: user.ID, TenantID: tenant.ID, Email: user.Email,
 		Tier: principal.Tier(tenant.Tier), Kind: principal.KindPersonalAccessToken}
