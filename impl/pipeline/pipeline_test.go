@@ -284,4 +284,3 @@ func TestPendingWorkResumesAfterRestart(t *testing.T) {
 		t.Fatalf("after restart: %+v", it)
 	}
 }
-
