@@ -283,6 +283,25 @@ func TestTokenExpiryAndRenewal(t *testing.T) {
 	expectClose(t, conn, 4401)
 }
 
+// An expired token receives no event, even before the idle check runs: the
+// check here is an hour apart, so only the check before each send can close.
+func TestExpiredTokenReceivesNoEvent(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t, func(c *server.Config) { c.Events.ExpiryCheck = time.Hour })
+	s := e.NewUser("late@example.com")
+	conn := dial(t, e, "?token="+s.AccessToken)
+	read(t, conn)
+
+	e.Clock.Advance(61 * time.Minute) // past the token's expiry
+	fresh := e.SignIn("late@example.com", "correct horse")
+	createNote(t, e, fresh.AccessToken, `{"body":"too late"}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, msg, err := conn.Read(ctx); websocket.CloseStatus(err) != 4401 {
+		t.Fatalf("got %s (%v), want close 4401 before any event", msg, err)
+	}
+}
+
 func TestSlowConsumerIsDroppedWhileOthersKeepReceiving(t *testing.T) {
 	t.Parallel()
 	// Small socket buffers on both ends and a 4-event backlog, so that a

@@ -41,7 +41,8 @@ type Options struct {
 	AuthTimeout time.Duration
 	// PingInterval is the keep-alive period (30 s).
 	PingInterval time.Duration
-	// ExpiryCheck is how often token expiry is checked (1 s).
+	// ExpiryCheck is how often an idle connection's token expiry is checked
+	// (1 s); expiry is also checked before every event sent.
 	ExpiryCheck time.Duration
 	// WriteTimeout bounds one frame write (10 s).
 	WriteTimeout time.Duration
@@ -158,6 +159,12 @@ type client struct {
 	expiresAt time.Time
 }
 
+// expired reports whether the connection's token has expired (a token
+// without expiry never does).
+func (c *client) expired() bool {
+	return !c.expiresAt.IsZero() && !c.srv.opts.Now().Before(c.expiresAt)
+}
+
 // run returns the close status and reason.
 func (c *client) run(queryToken string, since int64) (websocket.StatusCode, string) {
 	token := queryToken
@@ -208,6 +215,10 @@ func (c *client) run(queryToken string, since int64) (websocket.StatusCode, stri
 			if ev.ID <= last {
 				continue
 			}
+			// An expired token receives nothing, even between checks.
+			if c.expired() {
+				return CloseAuthFailed, "token expired"
+			}
 			if err := c.write(ev.Message); err != nil {
 				return websocket.StatusGoingAway, "write failed"
 			}
@@ -221,7 +232,7 @@ func (c *client) run(queryToken string, since int64) (websocket.StatusCode, stri
 				return websocket.StatusGoingAway, "write failed"
 			}
 		case <-expiry.C:
-			if !c.expiresAt.IsZero() && !c.srv.opts.Now().Before(c.expiresAt) {
+			if c.expired() {
 				return CloseAuthFailed, "token expired"
 			}
 		case <-ping.C:
