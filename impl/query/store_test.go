@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,25 +15,8 @@ import (
 
 	"github.com/stratahq/strata/impl/apierrors"
 	"github.com/stratahq/strata/impl/query"
+	"github.com/stratahq/strata/impl/testenv"
 )
-
-// fakeClock is a settable Config.Now.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
 
 func TestUnusableStoreIs503(t *testing.T) {
 	t.Parallel()
@@ -74,7 +56,7 @@ func TestUnusableStoreIs503(t *testing.T) {
 
 func TestLRUClosesLeastRecentlyUsed(t *testing.T) {
 	t.Parallel()
-	clock := &fakeClock{now: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clock := testenv.NewClock()
 	e, _ := newEngine(t, func(c *query.Config) { c.MaxOpen = 2; c.IdleTimeout = time.Hour; c.Now = clock.Now })
 	a, b, c := uuid.New(), uuid.New(), uuid.New()
 	exec(t, e, a, "CREATE TABLE t AS SELECT 'a' AS who")
@@ -124,7 +106,7 @@ func TestBusyStoreIsNeverClosed(t *testing.T) {
 
 func TestIdleStoresClose(t *testing.T) {
 	t.Parallel()
-	clock := &fakeClock{now: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clock := testenv.NewClock()
 	e, _ := newEngine(t, func(c *query.Config) { c.IdleTimeout = 10 * time.Minute; c.Now = clock.Now })
 	a, b := uuid.New(), uuid.New()
 	exec(t, e, a, "CREATE TABLE t AS SELECT 1 AS x")
