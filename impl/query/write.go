@@ -74,8 +74,8 @@ func (r *Result) WriteJSON(w io.Writer) error {
 		}
 		buf = append(buf, '}')
 		if len(buf) >= flushAt {
-			if _, err := w.Write(buf); err != nil {
-				return fmt.Errorf("query: write result: %w", err)
+			if err := writeOut(w, buf); err != nil {
+				return err
 			}
 			buf = buf[:0]
 		}
@@ -88,10 +88,7 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	buf = append(buf, `,"executionTimeMs":`...)
 	buf = strconv.AppendFloat(buf, float64(r.elapsed.Nanoseconds())/1e6, 'f', 3, 64)
 	buf = append(buf, "}\n"...)
-	if _, err := w.Write(buf); err != nil {
-		return fmt.Errorf("query: write result: %w", err)
-	}
-	return nil
+	return writeOut(w, buf)
 }
 
 // WriteCSV writes a header row of column names and then the rows, same
@@ -135,13 +132,18 @@ func (r *Result) WriteCSV(w io.Writer) error {
 		}
 		buf = append(buf, '\n')
 		if len(buf) >= flushAt {
-			if _, err := w.Write(buf); err != nil {
-				return fmt.Errorf("query: write result: %w", err)
+			if err := writeOut(w, buf); err != nil {
+				return err
 			}
 			buf = buf[:0]
 		}
 	}
 	r.finish()
+	return writeOut(w, buf)
+}
+
+// writeOut writes an encoded chunk of the result.
+func writeOut(w io.Writer, buf []byte) error {
 	if _, err := w.Write(buf); err != nil {
 		return fmt.Errorf("query: write result: %w", err)
 	}
