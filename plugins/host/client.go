@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/stratahq/strata/impl/tailbuf"
 	"github.com/stratahq/strata/plugins/proto"
 	"github.com/stratahq/strata/plugins/sdk"
 )
@@ -30,7 +31,7 @@ type Client struct {
 	path   string
 	pc     *plugin.Client
 	cmd    *exec.Cmd
-	tail   *tailBuffer
+	tail   *tailbuf.Buffer
 	logger *slog.Logger
 	conn   proto.ConnectorClient // set once started
 	schema json.RawMessage       // the config schema, set by Launch
@@ -292,7 +293,7 @@ func (c *Client) waitExit(d time.Duration) (string, bool) {
 	if ps := c.cmd.ProcessState; ps != nil {
 		how = ps.String()
 	}
-	if words := c.tail.lastWords(); words != "" {
+	if words := lastWords(c.tail); words != "" {
 		how += ": " + words
 	}
 	return how, true

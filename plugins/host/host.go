@@ -42,6 +42,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/hashicorp/go-plugin"
 
+	"github.com/stratahq/strata/impl/tailbuf"
 	"github.com/stratahq/strata/plugins/proto"
 )
 
@@ -359,7 +360,7 @@ func (h *Host) launch(ctx context.Context, typ, path string) (*Client, error) {
 	cmd := exec.Command(path)
 	cmd.Env = pluginEnv(h.opts.Env)
 	isolate(cmd)
-	tail := newTailBuffer(4 << 10)
+	tail := tailbuf.New(4 << 10) // the plugin's last words, to explain a crash
 	pc := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  proto.Handshake(),
 		VersionedPlugins: proto.VersionedPlugins(nil),
@@ -426,9 +427,9 @@ func (h *Host) launch(ctx context.Context, typ, path string) (*Client, error) {
 
 // startError explains a failed start; go-plugin's messages are written for
 // plugin developers, these for whoever runs the server.
-func startError(typ string, err error, tail *tailBuffer) error {
+func startError(typ string, err error, tail *tailbuf.Buffer) error {
 	msg := err.Error()
-	words := tail.lastWords()
+	words := lastWords(tail)
 	suffix := ""
 	if words != "" {
 		suffix = ": " + words

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/stratahq/strata/impl/tailbuf"
 )
 
 // maxLogLine bounds one logged line of plugin output; longer lines are cut.
@@ -64,33 +65,11 @@ func (w *lineLogger) emit(line []byte) {
 	w.logger.Log(context.Background(), w.level, string(line), "stream", w.stream)
 }
 
-// tailBuffer keeps the last bytes of a plugin's raw stderr so that a crash
-// can be explained with the plugin's last words (a panic message).
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func newTailBuffer(max int) *tailBuffer { return &tailBuffer{max: max} }
-
-// Write implements io.Writer.
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - t.max; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-	}
-	return len(p), nil
-}
-
-// lastWords returns the most telling line of the tail: the last line that
-// starts a panic or fatal error, else the last non-empty line.
-func (t *tailBuffer) lastWords() string {
-	t.mu.Lock()
-	lines := strings.Split(string(t.buf), "\n")
-	t.mu.Unlock()
+// lastWords returns the most telling line of a plugin's stderr tail: the
+// last line that starts a panic or fatal error, else the last non-empty
+// line.
+func lastWords(tail *tailbuf.Buffer) string {
+	lines := strings.Split(string(tail.Bytes()), "\n")
 	last := ""
 	for i := len(lines) - 1; i >= 0; i-- {
 		l := strings.TrimSpace(lines[i])

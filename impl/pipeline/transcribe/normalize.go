@@ -10,8 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/stratahq/strata/impl/tailbuf"
 )
 
 // SampleRate is the sample rate of normalised audio, in Hz: what the
@@ -82,7 +83,7 @@ func (n Normalizer) Normalize(ctx context.Context, in io.Reader, w io.Writer) (t
 	}
 
 	out := &limitWriter{w: w, max: int64(maxDur.Seconds() * bytesPerSecond), onLimit: cancel}
-	stderr := &tailBuffer{max: 4 << 10}
+	stderr := tailbuf.New(4 << 10)
 	cmd := exec.CommandContext(ctx, bin,
 		"-hide_banner", "-nostdin", "-loglevel", "error",
 		"-i", input,
@@ -142,7 +143,7 @@ func (n Normalizer) Normalize(ctx context.Context, in io.Reader, w io.Writer) (t
 	case waitErr != nil:
 		var exit *exec.ExitError
 		if errors.As(waitErr, &exit) && exit.ExitCode() > 0 {
-			return 0, fmt.Errorf("%w: ffmpeg: %s", ErrInvalidAudio, stderr.summary(exit))
+			return 0, fmt.Errorf("%w: ffmpeg: %s", ErrInvalidAudio, summary(stderr, exit))
 		}
 		return 0, fmt.Errorf("transcribe: ffmpeg: %w", waitErr)
 	case out.n == 0:
@@ -243,30 +244,11 @@ func (l *limitWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - t.max; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-	}
-	return len(p), nil
-}
-
 // summary returns the last few lines of ffmpeg's diagnostics, with the pipe
 // and device names ffmpeg read from replaced by "input", or the exit status
 // when ffmpeg said nothing.
-func (t *tailBuffer) summary(exit *exec.ExitError) string {
-	t.mu.Lock()
-	text := string(bytes.ToValidUTF8(t.buf, []byte("?")))
-	t.mu.Unlock()
+func summary(stderr *tailbuf.Buffer, exit *exec.ExitError) string {
+	text := string(bytes.ToValidUTF8(stderr.Bytes(), []byte("?")))
 	text = strings.NewReplacer("/dev/stdin", "input", "pipe:0", "input", "pipe:1", "output").Replace(text)
 	var lines []string
 	for _, line := range strings.Split(text, "\n") {
