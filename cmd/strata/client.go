@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -234,29 +234,57 @@ func printQueryResult(w io.Writer, format string, res *sdk.QueryResult) error {
 		cw.Flush()
 		return cw.Error()
 	}
-	// An aligned table, as psql prints it.
-	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
-	fmt.Fprintln(tw, " "+strings.Join(names, "\t| "))
-	seps := make([]string, len(names))
-	for i, n := range names {
-		seps[i] = strings.Repeat("-", max(len(n), 3))
-	}
-	fmt.Fprintln(tw, "-"+strings.Join(seps, "\t+-"))
+	// An aligned table, as psql prints it: the separator line is dashes
+	// across each column's full width, joined by "+".
+	table := make([][]string, 0, len(res.Rows)+1)
+	table = append(table, names)
 	for _, row := range res.Rows {
 		vals := make([]string, len(names))
 		for i, n := range names {
 			vals[i] = cell(row[n])
 		}
-		fmt.Fprintln(tw, " "+strings.Join(vals, "\t| "))
+		table = append(table, vals)
 	}
-	if err := tw.Flush(); err != nil {
+	widths := make([]int, len(names))
+	for _, vals := range table {
+		for i, v := range vals {
+			widths[i] = max(widths[i], utf8.RuneCountInString(v))
+		}
+	}
+	line := func(vals []string) string {
+		var b strings.Builder
+		for i, v := range vals {
+			if i > 0 {
+				b.WriteString(" |")
+			}
+			b.WriteString(" " + v)
+			if i < len(vals)-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(v)))
+			}
+		}
+		return b.String()
+	}
+	seps := make([]string, len(names))
+	for i, w := range widths {
+		seps[i] = strings.Repeat("-", w+2)
+	}
+	var out strings.Builder
+	out.WriteString(line(names) + "\n" + strings.Join(seps, "+") + "\n")
+	for _, vals := range table[1:] {
+		out.WriteString(line(vals) + "\n")
+	}
+	if _, err := io.WriteString(w, out.String()); err != nil {
 		return err
 	}
 	suffix := ""
 	if res.Truncated {
 		suffix = ", truncated"
 	}
-	_, err := fmt.Fprintf(w, "(%d rows%s, %.1f ms)\n", res.RowCount, suffix, res.ExecutionTimeMs)
+	noun := "rows"
+	if res.RowCount == 1 {
+		noun = "row"
+	}
+	_, err := fmt.Fprintf(w, "(%d %s%s, %.1f ms)\n", res.RowCount, noun, suffix, res.ExecutionTimeMs)
 	return err
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -245,17 +246,31 @@ func newEventsCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "events", Short: "Content change events"}
 	var f clientFlags
 	var since string
-	tail := &cobra.Command{Use: "tail", Short: "Print change events as they happen (one JSON object a line)", Args: noArgs,
+	var limit int
+	tail := &cobra.Command{Use: "tail", Short: "Print change events as they happen (one JSON object a line)",
+		Long: "Print the user's change events as they happen, one JSON object a line on stdout, until interrupted\n" +
+			"(or, with --limit N, until N events were printed). Once the stream is open, a line saying so goes\n" +
+			"to stderr: events from then on are printed.",
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if limit < 0 {
+				return usageError{fmt.Errorf("--limit %d: want 0 (no limit) or more", limit)}
+			}
 			c, err := f.connect()
 			if err != nil {
 				return err
 			}
-			events, err := c.Events(cmd.Context(), sdk.EventsOptions{Since: since})
+			// Stop the stream when the command returns, not only on interrupt:
+			// --limit ends the command while the stream is still open.
+			ctx, cancel := context.WithCancel(cmd.Context())
+			defer cancel()
+			events, err := c.Events(ctx, sdk.EventsOptions{Since: since})
 			if err != nil {
 				return err
 			}
+			fmt.Fprintln(cmd.ErrOrStderr(), "strata: listening for events (interrupt to stop)")
 			enc := json.NewEncoder(cmd.OutOrStdout())
+			n := 0
 			for ev := range events {
 				if ev.Err != nil {
 					return ev.Err
@@ -263,11 +278,15 @@ func newEventsCommand() *cobra.Command {
 				if err := enc.Encode(map[string]any{"type": ev.Type, "id": ev.ID, "at": ev.At, "item": ev.Item}); err != nil {
 					return err
 				}
+				if n++; limit > 0 && n >= limit {
+					return nil
+				}
 			}
 			return nil // the channel closes when the command is interrupted
 		}}
 	f.register(tail)
 	tail.Flags().StringVar(&since, "since", "", "replay events after this event id first")
+	tail.Flags().IntVar(&limit, "limit", 0, "exit after printing this many events (0: run until interrupted)")
 	cmd.AddCommand(tail)
 	return cmd
 }

@@ -34,7 +34,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	root := newRootCommand(stdout, stderr)
 	root.SetArgs(args)
 	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(stderr, "strata:", err)
+		// SDK errors already start with "strata: " (its package name).
+		msg := err.Error()
+		if !strings.HasPrefix(msg, "strata: ") {
+			msg = "strata: " + msg
+		}
+		fmt.Fprintln(stderr, msg)
 		var u usageError
 		// cobra reports an unknown subcommand only as text.
 		if errors.As(err, &u) || strings.HasPrefix(err.Error(), "unknown command") {

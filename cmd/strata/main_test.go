@@ -17,17 +17,22 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // TestMain lets the test binary act as the strata binary: with
 // STRATA_TEST_MAIN=1 it runs main() with its arguments, so tests can start a
-// real process and send it real signals.
+// real process and send it real signals. testscript.Main does the same for
+// the scripts under testdata/script: it puts a copy of this binary named
+// strata on their PATH and runs main() when invoked under that name;
+// otherwise it runs the tests.
 func TestMain(m *testing.M) {
 	if os.Getenv("STRATA_TEST_MAIN") == "1" {
 		main()
 		return
 	}
-	os.Exit(m.Run())
+	testscript.Main(m, map[string]func(){"strata": main})
 }
 
 // startServe starts `strata serve` as a subprocess on a free port and returns
