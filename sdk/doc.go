@@ -24,11 +24,11 @@
 //   - X-Tenant-Id on /api/data-platform/ requests: from WithTenant, else
 //     the session's user.app_metadata.tenant_id, else (for static tokens)
 //     GET /api/auth/v1/user, asked once.
-//   - Retries of idempotent requests (GET, HEAD, PUT, DELETE, Query, and
-//     whatever runs under Idempotent(ctx)) refused with 429 or 503, after
-//     Retry-After when the server sends one, else with exponential backoff
-//     (WithRetries, WithMaxRetryWait). Never for Sync, uploads or other
-//     POSTs. ctx is respected throughout.
+//   - Retries of idempotent requests (GET, HEAD, PUT, DELETE, Query,
+//     UpdateFolder, and whatever runs under Idempotent(ctx)) refused with
+//     429 or 503, after Retry-After when the server sends one, else with
+//     exponential backoff (WithRetries, WithMaxRetryWait). Never for Sync,
+//     uploads or other POSTs. ctx is respected throughout.
 //   - Errors: every error response becomes an *APIError; classify it with
 //     errors.Is and the sentinels (ErrNotFound, ErrRateLimited, …).
 //
@@ -36,9 +36,12 @@
 // of DuckDB values (big integers and decimals as strings, times,
 // intervals: see QueryResult.Scan); Schema; Items, an iterator over all
 // content pages; CreateNote, GetItem, UpdateItem, DeleteItem, Related,
-// Search; Sync and WaitSync; the connector operations; UploadVoiceNote,
-// streamed; and Events, a channel of change events over a WebSocket that
-// reconnects and resumes by itself. Everything else is in the generated
-// client, reachable through API() with the same authentication, tenant
-// and retries.
+// Search; Folders, CreateFolder, UpdateFolder (RenameFolder, MoveFolder),
+// DeleteFolder and DeleteFolderAll; Sync and WaitSync; the connector
+// operations; UploadVoiceNote and UploadPhoto, streamed;
+// CreatePersonalAccessToken, PersonalAccessTokens and
+// RevokePersonalAccessToken; and Events, a channel of change events over a
+// WebSocket that reconnects and resumes by itself. Everything else is in
+// the generated client, reachable through API() with the same
+// authentication, tenant and retries.
 package sdk

@@ -197,3 +197,39 @@ func ExampleClient_Events() {
 	// content:processed Pick up the seed trays true
 	// processed true
 }
+
+// A personal access token lets a program (a CI job, an integration) act as
+// the user without a password. It is created with a signed-in session, and
+// its secret is shown only once.
+func ExampleClient_CreatePersonalAccessToken() {
+	baseURL := exampleServer()
+	ctx := context.Background()
+	c, err := sdk.New(baseURL, sdk.WithPassword("ada@example.com", "correct horse battery staple"))
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	created, err := c.CreatePersonalAccessToken(ctx, "ci", time.Now().Add(90*24*time.Hour))
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Store created.Token as a secret of the CI job; it cannot be shown again.
+	ci, err := sdk.New(baseURL, sdk.WithPersonalAccessToken(created.Token))
+	if err != nil {
+		log.Fatal(err)
+	}
+	user, err := ci.User(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(user.Email)
+
+	if err := c.RevokePersonalAccessToken(ctx, created.ID); err != nil {
+		log.Fatal(err)
+	}
+	_, err = ci.User(ctx)
+	fmt.Println(errors.Is(err, sdk.ErrUnauthenticated))
+	// Output:
+	// ada@example.com
+	// true
+}

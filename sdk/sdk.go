@@ -234,8 +234,8 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 
 // API returns the generated client, wired through this client's
 // authentication, X-Tenant-Id, User-Agent and retries, for the operations the
-// hand-written layer does not wrap (folders, personal access tokens, media,
-// photos, …). Its responses are not turned into errors: check StatusCode().
+// hand-written layer does not wrap (media downloads, sign-up, health, …).
+// Its responses are not turned into errors: check StatusCode().
 func (s *Client) API() *ClientWithResponses { return s.api }
 
 // BaseURL returns the server address the client was made for.

@@ -43,23 +43,30 @@ func (g *gatedReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func TestUploadVoiceNoteStreams(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	c := newUser(t, e, "ada@example.com", principal.TierPro)
-	ctx := ctxT(t)
-	if err := c.Login(ctx); err != nil {
+// gateUntilSent signs c in and returns a gatedReader of data that serves
+// its first MiB, then waits until c sends a request to path.
+func gateUntilSent(t *testing.T, c *client, path string, data []byte) *gatedReader {
+	t.Helper()
+	if err := c.Login(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
 	sent := make(chan struct{})
 	var once sync.Once
 	c.wire.onSend = func(r *http.Request) {
-		if r.URL.Path == "/api/content/voice-notes" {
+		if r.URL.Path == path {
 			once.Do(func() { close(sent) })
 		}
 	}
+	return &gatedReader{r: bytes.NewReader(data), gateAt: 1 << 20, gate: sent}
+}
+
+func TestUploadVoiceNoteStreams(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := newUser(t, e, "ada@example.com", principal.TierPro)
+	ctx := ctxT(t)
 	wav := wavBytes(5 << 19) // 5 MiB of samples
-	r := &gatedReader{r: bytes.NewReader(wav), gateAt: 1 << 20, gate: sent}
+	r := gateUntilSent(t, c, "/api/content/voice-notes", wav)
 	item, err := c.UploadVoiceNote(ctx, r, "memo.wav", sdk.UploadTitle("Standup"), sdk.UploadTags("work", "daily"))
 	if err != nil {
 		t.Fatal(err)
