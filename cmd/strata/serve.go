@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stratahq/strata/impl/logging"
+	"github.com/stratahq/strata/impl/pipeline/textai/uselite"
 	"github.com/stratahq/strata/impl/server"
 )
 
@@ -46,8 +47,10 @@ func newServeCommand() *cobra.Command {
 	f.StringVar(&cfg.Pipeline.TranscribeModel, "transcribe-model", "whisper-1", "model name sent to --transcribe-url")
 	f.StringVar(&cfg.Pipeline.LLMURL, "llm-url", "", "OpenAI-compatible server for /v1/chat/completions: summaries and tags (default: local)")
 	f.StringVar(&cfg.Pipeline.LLMModel, "llm-model", "gpt-4o-mini", "model name sent to --llm-url")
-	f.StringVar(&cfg.Pipeline.EmbedURL, "embed-url", "", "OpenAI-compatible server for /v1/embeddings (default: local hashed embeddings)")
+	f.StringVar(&cfg.Pipeline.EmbedURL, "embed-url", "", "OpenAI-compatible server for /v1/embeddings (default: the local sentence encoder)")
 	f.StringVar(&cfg.Pipeline.EmbedModel, "embed-model", "text-embedding-3-small", "model name sent to --embed-url")
+	f.StringVar(&cfg.Pipeline.EmbedModelDir, "embed-model-dir", uselite.DefaultDir, "weights of the local sentence encoder (installed by make deps; without them, hashed embeddings)")
+	f.BoolVar(&cfg.Pipeline.HashedEmbeddings, "hashed-embeddings", false, "use the hashed embedder even when the sentence encoder is installed (faster, less relevant)")
 	f.StringVar(&cfg.Pipeline.APIKey, "ai-api-key", "", "bearer key sent to the AI endpoints above")
 	f.StringVar(&cfg.Query.MemoryLimit, "tenant-memory-limit", "1GB", "DuckDB memory_limit of each tenant store")
 	f.IntVar(&cfg.Query.Threads, "tenant-threads", 2, "DuckDB threads of each tenant store (bounds one tenant's CPU)")

@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/stratahq/strata/impl/pipeline"
 	"github.com/stratahq/strata/impl/pipeline/textai"
 	"github.com/stratahq/strata/impl/principal"
+	"github.com/stratahq/strata/impl/server"
 	"github.com/stratahq/strata/impl/store"
 	"github.com/stratahq/strata/impl/testenv"
 )
@@ -23,7 +25,9 @@ var benchWords = []string{"garden", "tomato", "budget", "savings", "deploy", "se
 // user with 10,000 embedded items (vectors cached in memory after the first
 // request), and the vector ranking alone.
 func BenchmarkRelated(b *testing.B) {
-	e := testenv.New(b, nil)
+	// The hashed embedder, so that set-up writes 10,000 vectors in a second;
+	// ranking does not depend on the model (both give 512 values).
+	e := testenv.New(b, func(cfg *server.Config) { cfg.Pipeline.HashedEmbeddings = true })
 	u, _ := e.User("rel@example.com", "correct horse", principal.TierPro)
 	s := e.SignIn("rel@example.com", "correct horse")
 	pat := e.Call("POST", "/api/auth/v1/personal-access-tokens", `{"name":"bench"}`, testenv.Bearer(s.AccessToken)...).JSON(b)["token"].(string)
@@ -32,7 +36,8 @@ func BenchmarkRelated(b *testing.B) {
 	ctx := context.Background()
 	st := e.App.Store()
 	emb := textai.NewLocalEmbedder(textai.DefaultDim)
-	vectors := pipeline.NewVectors(st, emb, nil)
+	vectors := pipeline.NewVectors(st, emb, nil, slog.Default())
+	b.Cleanup(vectors.Close)
 	var first uuid.UUID
 	for i := range 10_000 {
 		text := ""

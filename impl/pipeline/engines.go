@@ -4,9 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/stratahq/strata/impl/pipeline/textai"
+	"github.com/stratahq/strata/impl/pipeline/textai/uselite"
 	"github.com/stratahq/strata/impl/pipeline/transcribe"
 )
 
@@ -18,14 +22,22 @@ type EngineConfig struct {
 	EmbedURL, EmbedModel           string
 	// APIKey is sent to every configured endpoint.
 	APIKey string
-	// EmbedDim is the local embedder's dimension (default 512).
+	// EmbedModelDir holds the local sentence encoder's weights (see
+	// package uselite); empty means uselite.DefaultDir, where make deps
+	// installs them. When they are not there, the hashed embedder stands in
+	// (with a warning): it needs nothing, but ranks related items less well.
+	EmbedModelDir string
+	// HashedEmbeddings chooses the hashed embedder even when the sentence
+	// encoder is installed.
+	HashedEmbeddings bool
+	// EmbedDim is the hashed embedder's dimension (default 512).
 	EmbedDim int
 }
 
-// BuildEngines constructs the engines of cfg. The local transcriber loads
-// its model on first use, so a server that never receives audio never pays
-// for it.
-func BuildEngines(cfg EngineConfig) (Engines, error) {
+// BuildEngines constructs the engines of cfg. The local transcriber and the
+// sentence encoder load their models on first use, so a server that never
+// receives audio or text never pays for them.
+func BuildEngines(cfg EngineConfig, logger *slog.Logger) (Engines, error) {
 	var e Engines
 	e.Transcriber = &lazyTranscriber{cfg: transcribe.Config{URL: cfg.TranscribeURL, Model: cfg.TranscribeModel, APIKey: cfg.APIKey}}
 	if cfg.LLMURL != "" {
@@ -45,14 +57,48 @@ func BuildEngines(cfg EngineConfig) (Engines, error) {
 		}
 		e.Embedder = emb
 	} else {
-		dim := cfg.EmbedDim
-		if dim <= 0 {
-			dim = 512
-		}
-		e.Embedder = textai.NewLocalEmbedder(dim)
+		e.Embedder = localEmbedder(cfg, logger)
 	}
 	return e, nil
 }
+
+// localEmbedder is the sentence encoder when its weights are installed, else
+// the hashed embedder.
+func localEmbedder(cfg EngineConfig, logger *slog.Logger) textai.Embedder {
+	if !cfg.HashedEmbeddings {
+		dir := orDefault(cfg.EmbedModelDir, uselite.DefaultDir)
+		if _, err := os.Stat(filepath.Join(dir, "model.json")); err == nil {
+			return &lazyEncoder{dir: dir}
+		}
+		logger.Warn("the sentence encoder is not installed (run make deps); using hashed embeddings, which rank related items less well",
+			"embed_model_dir", dir)
+	}
+	return textai.NewLocalEmbedder(cfg.EmbedDim)
+}
+
+// lazyEncoder loads the sentence encoder on first use (about 0.1 s and
+// 28 MB). Its model name is known before, so stored vectors can be found.
+type lazyEncoder struct {
+	dir  string
+	once sync.Once
+	enc  *uselite.Encoder
+	err  error
+}
+
+// Embed implements textai.Embedder.
+func (l *lazyEncoder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	l.once.Do(func() { l.enc, l.err = uselite.Load(l.dir) })
+	if l.err != nil {
+		return nil, fmt.Errorf("load the sentence encoder: %w", l.err)
+	}
+	return l.enc.Embed(ctx, texts)
+}
+
+// Model implements textai.Embedder.
+func (l *lazyEncoder) Model() string { return uselite.ModelName }
+
+// Dim implements textai.Embedder.
+func (l *lazyEncoder) Dim() int { return uselite.Dim }
 
 func orDefault(v, d string) string {
 	if v == "" {

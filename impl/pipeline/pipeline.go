@@ -277,6 +277,12 @@ func (p *Pipeline) process(ctx context.Context, args processArgs) error {
 	if vector, err = p.vectors.EmbedItem(ctx, it, transcript); err != nil {
 		return fmt.Errorf("embed: %w", err)
 	}
+	// The vector is stored first, so that an item reads "processed" only
+	// once related items and search can find it. Should the body have
+	// changed meanwhile, the job of the new revision replaces the vector.
+	if err := p.vectors.Put(ctx, it, vector); err != nil {
+		return err
+	}
 
 	_, err = p.content.ApplyProcessing(ctx, args.UserID, args.ItemID, func(cur *store.Item) error {
 		if cur.Body != snapshot.Body {
@@ -297,10 +303,7 @@ func (p *Pipeline) process(ctx context.Context, args processArgs) error {
 		cur.ProcessingStatus, cur.ProcessingError = content.StatusProcessed, ""
 		return nil
 	}, true)
-	if err != nil {
-		return err
-	}
-	return p.vectors.Put(ctx, it, vector)
+	return err
 }
 
 func (p *Pipeline) transcribe(ctx context.Context, it store.Item) (string, error) {

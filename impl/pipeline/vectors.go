@@ -2,8 +2,10 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -16,12 +18,21 @@ import (
 )
 
 // Vectors embeds items and finds similar ones: brute-force cosine over the
-// user's vectors, which are cached in memory per user (bounded) and
-// re-embedded lazily when they are missing or were made by another model.
+// user's vectors, which are cached in memory per user (bounded). Items
+// without a vector of the current model (after the model changed, or from a
+// backup) are embedded in the background, a batch at a time, from the first
+// request that touches their user on; until then they are missing from
+// related items and search.
 type Vectors struct {
 	store    store.ContentStore
 	embedder textai.Embedder
 	now      func() time.Time
+	logger   *slog.Logger
+
+	// background is cancelled by Close; backfills run under it.
+	background context.Context
+	stop       context.CancelFunc
+	backfills  sync.WaitGroup
 
 	mu    sync.Mutex
 	users map[uuid.UUID]*userVectors
@@ -30,26 +41,38 @@ type Vectors struct {
 // maxCachedUsers bounds the cache; the least recently used user goes first.
 const maxCachedUsers = 256
 
-// lazyEmbedBatch bounds how many missing vectors one request embeds.
-const lazyEmbedBatch = 256
+// backfillBatch is how many missing vectors a backfill embeds at a time.
+const backfillBatch = 32
 
 type userVectors struct {
 	mu        sync.RWMutex
 	vecs      map[string][]float32
 	lastUsed  time.Time
 	checkedAt time.Time // last look for items without a vector
+	filling   bool      // a backfill runs for this user
 }
 
 // missingCheckInterval is how often a cached user is checked for items
 // without a vector (the pipeline stores new ones itself).
 const missingCheckInterval = 30 * time.Second
 
-// NewVectors returns the vector index over st with embedder.
-func NewVectors(st store.ContentStore, embedder textai.Embedder, now func() time.Time) *Vectors {
+// NewVectors returns the vector index over st with embedder. Close stops its
+// background work.
+func NewVectors(st store.ContentStore, embedder textai.Embedder, now func() time.Time, logger *slog.Logger) *Vectors {
 	if now == nil {
 		now = time.Now
 	}
-	return &Vectors{store: st, embedder: embedder, now: now, users: map[uuid.UUID]*userVectors{}}
+	bg, stop := context.WithCancel(context.Background())
+	return &Vectors{store: st, embedder: embedder, now: now, logger: logger, background: bg, stop: stop,
+		users: map[uuid.UUID]*userVectors{}}
+}
+
+// Close stops the backfills and waits for them; none starts afterwards.
+func (v *Vectors) Close() {
+	v.mu.Lock()
+	v.stop() // under v.mu: no backfill is added after this
+	v.mu.Unlock()
+	v.backfills.Wait()
 }
 
 // Model is the embedding model in use.
@@ -97,62 +120,114 @@ func (v *Vectors) Put(ctx context.Context, it store.Item, vec []float32) error {
 // forUser returns the user's vectors, loading them and embedding the
 // missing ones on first use.
 func (v *Vectors) forUser(ctx context.Context, userID uuid.UUID) (*userVectors, error) {
+	// A user's vectors are loaded once: the first caller puts the entry in
+	// the cache and holds its lock while loading, so that concurrent
+	// readers wait for the load and a concurrent Put lands after it.
 	v.mu.Lock()
 	u := v.users[userID]
-	if u != nil {
-		u.lastUsed = v.now()
-	}
-	v.mu.Unlock()
-	if u == nil {
-		stored, err := v.store.Embeddings(ctx, userID, v.embedder.Model())
-		if err != nil {
-			return nil, err
-		}
-		u = &userVectors{vecs: make(map[string][]float32, len(stored)), lastUsed: v.now()}
-		for _, e := range stored {
-			vec, err := textai.DecodeVector(e.Vector)
-			if err != nil {
-				return nil, fmt.Errorf("stored vector of %s: %w", e.ItemID, err)
-			}
-			u.vecs[e.ItemID.String()] = vec
-		}
-		v.mu.Lock()
+	loading := u == nil
+	if loading {
 		if len(v.users) >= maxCachedUsers {
 			v.evictOldest()
 		}
+		u = &userVectors{vecs: map[string][]float32{}}
 		v.users[userID] = u
-		v.mu.Unlock()
+		u.mu.Lock()
 	}
-	// Lazily embed items that have no vector of this model yet.
+	u.lastUsed = v.now()
+	v.mu.Unlock()
+	if loading {
+		err := v.load(ctx, userID, u)
+		if err != nil {
+			clear(u.vecs)
+			v.mu.Lock()
+			if v.users[userID] == u {
+				delete(v.users, userID)
+			}
+			v.mu.Unlock()
+		}
+		u.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+	}
+	// Items without a vector of this model are embedded in the background:
+	// the sentence encoder takes a tenth of a second per item, too long to
+	// make a request wait for a whole backlog.
 	v.mu.Lock()
-	due := v.now().Sub(u.checkedAt) >= missingCheckInterval
+	due := v.now().Sub(u.checkedAt) >= missingCheckInterval && !u.filling && v.background.Err() == nil
 	if due {
 		u.checkedAt = v.now()
+		u.filling = true
+		v.backfills.Add(1)
 	}
 	v.mu.Unlock()
-	if !due {
-		return u, nil
+	if due {
+		go v.backfill(userID, u)
 	}
-	missing, err := v.store.ItemsWithoutEmbedding(ctx, userID, v.embedder.Model(), lazyEmbedBatch)
-	if err != nil {
-		return nil, err
-	}
-	if len(missing) > 0 {
+	return u, nil
+}
+
+// backfill embeds the user's items that have no vector of this model, a
+// batch at a time, until there are none left, an error occurs (the next
+// check retries) or Close is called.
+func (v *Vectors) backfill(userID uuid.UUID, u *userVectors) {
+	defer v.backfills.Done()
+	defer func() {
+		v.mu.Lock()
+		u.filling = false
+		v.mu.Unlock()
+	}()
+	ctx := v.background
+	embedded := 0
+	for ctx.Err() == nil {
+		missing, err := v.store.ItemsWithoutEmbedding(ctx, userID, v.embedder.Model(), backfillBatch)
+		if err != nil || len(missing) == 0 {
+			if err != nil && ctx.Err() == nil {
+				v.logger.Error("find items without a vector", "user_id", userID, "err", err)
+			}
+			break
+		}
 		texts := make([]string, len(missing))
 		for i, it := range missing {
 			texts[i] = itemText(it, nil)
 		}
 		vecs, err := v.embedder.Embed(ctx, texts)
 		if err != nil {
-			return nil, fmt.Errorf("embed: %w", err)
+			if ctx.Err() == nil {
+				v.logger.Error("embed items without a vector", "user_id", userID, "err", err)
+			}
+			break
 		}
 		for i, it := range missing {
-			if err := v.Put(ctx, it, vecs[i]); err != nil && err != store.ErrNotFound {
-				return nil, err
+			if err := v.Put(ctx, it, vecs[i]); err != nil && !errors.Is(err, store.ErrNotFound) {
+				if ctx.Err() == nil {
+					v.logger.Error("store a vector", "item_id", it.ID, "err", err)
+				}
+				return
 			}
 		}
+		embedded += len(missing)
 	}
-	return u, nil
+	if embedded > 0 {
+		v.logger.Info("embedded items that had no vector", "user_id", userID, "items", embedded, "model", v.embedder.Model())
+	}
+}
+
+// load reads the user's stored vectors of this model into u (locked).
+func (v *Vectors) load(ctx context.Context, userID uuid.UUID, u *userVectors) error {
+	stored, err := v.store.Embeddings(ctx, userID, v.embedder.Model())
+	if err != nil {
+		return err
+	}
+	for _, e := range stored {
+		vec, err := textai.DecodeVector(e.Vector)
+		if err != nil {
+			return fmt.Errorf("stored vector of %s: %w", e.ItemID, err)
+		}
+		u.vecs[e.ItemID.String()] = vec
+	}
+	return nil
 }
 
 func (v *Vectors) evictOldest() {

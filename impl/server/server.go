@@ -111,11 +111,11 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	app.content = content.NewService(st, app.hub, content.Options{BaseURL: cfg.BaseURL, Media: app.media, Now: cfg.Now, Logger: logger})
-	if app.engines, err = pipeline.BuildEngines(cfg.Pipeline); err != nil {
+	if app.engines, err = pipeline.BuildEngines(cfg.Pipeline, logger); err != nil {
 		_ = app.Close()
 		return nil, err
 	}
-	app.vectors = pipeline.NewVectors(st, app.engines.Embedder, cfg.Now)
+	app.vectors = pipeline.NewVectors(st, app.engines.Embedder, cfg.Now, logger)
 	app.queue, err = pipeline.New(ctx, st.DB(), st, app.content, app.media, app.engines, app.vectors,
 		pipeline.Config{Workers: cfg.PipelineWorkers, Backoff: cfg.PipelineBackoff, Now: cfg.Now}, logger)
 	if err != nil {
@@ -224,6 +224,9 @@ func (a *App) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		errs = append(errs, a.queue.Stop(ctx))
 		cancel()
+	}
+	if a.vectors != nil {
+		a.vectors.Close()
 	}
 	if a.engines.Transcriber != nil {
 		errs = append(errs, a.engines.Transcriber.Close())

@@ -1,0 +1,81 @@
+package uselite
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"slices"
+	"sync"
+	"testing"
+)
+
+// loadModel loads the installed weights once per test binary. They are installed by scripts/deps.sh (make
+// deps, make test); a missing model fails the test rather than skipping it.
+var loadModel = sync.OnceValues(func() (*Encoder, error) { return Load(DefaultDir) })
+
+func model(tb testing.TB) *Encoder {
+	tb.Helper()
+	m, err := loadModel()
+	if err != nil {
+		tb.Fatalf("%v (run make deps to install the weights)", err)
+	}
+	return m
+}
+
+// oracleCase is one text of testdata/oracle.json with the piece ids and the vector that the reference
+// implementation (TensorFlow.js with @energetic-ai/embeddings 0.2.0) computed for it.
+type oracleCase struct {
+	Text      string    `json:"text"`
+	IDs       []int     `json:"ids"`
+	Embedding []float64 `json:"embedding"`
+}
+
+// TestMatchesReferenceImplementation checks the tokenizer exactly and the vectors to float32 rounding
+// against the reference outputs, including a text with NFKC-folded characters and unknown symbols and one
+// longer than MaxTokens pieces (the reference clips it; Embed's windows must agree on the first window).
+func TestMatchesReferenceImplementation(t *testing.T) {
+	m := model(t)
+	raw, err := os.ReadFile("testdata/oracle.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []oracleCase
+	if err := json.Unmarshal(raw, &cases); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		ids := m.Tokens(c.Text)
+		if !slices.Equal(ids, c.IDs) {
+			t.Errorf("%.40q: ids\n got %v\nwant %v", c.Text, ids, c.IDs)
+			continue
+		}
+		text := c.Text
+		var got []float32
+		if len(ids) > MaxTokens {
+			// The reference reads the first MaxTokens pieces only; Embed averages windows, whose first
+			// one must agree.
+			got = m.encode(&work{}, ids[:MaxTokens])
+		} else {
+			vecs, err := m.Embed(t.Context(), []string{text})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = vecs[0]
+		}
+		if c.Embedding == nil {
+			if slices.ContainsFunc(got, func(v float32) bool { return v != 0 }) {
+				t.Errorf("%q: want the zero vector", text)
+			}
+			continue
+		}
+		var maxDiff, dot float64
+		for i, want := range c.Embedding {
+			maxDiff = max(maxDiff, math.Abs(float64(got[i])-want))
+			dot += float64(got[i]) * want
+		}
+		t.Logf("%.40q: %d pieces, max difference %.2g", text, len(ids), maxDiff)
+		if maxDiff > 1e-5 || dot < 0.99999 {
+			t.Errorf("%.40q: max difference %.2g, cosine %.6f to the reference", text, maxDiff, dot)
+		}
+	}
+}
