@@ -2,10 +2,10 @@
 // vector search over them.
 //
 // Each capability is an interface (Summarizer, Tagger, Embedder) with two engines: a local one, the default,
-// which is offline and deterministic and needs no model download (LocalSummarizer, LocalTagger, and
-// LocalEmbedder, whose lexicon derived from WordNet is embedded in the package), and a client of an
-// OpenAI-compatible API used when a URL is configured (OpenAIChat over /v1/chat/completions, OpenAIEmbedder
-// over /v1/embeddings). Remote failures that may pass (429, 5xx, unreachable) match ErrUnavailable so that
+// which is offline and deterministic (LocalSummarizer, LocalTagger, and for embeddings the sentence encoder
+// of subpackage uselite, or LocalEmbedder, whose lexicon derived from WordNet is embedded in the package and
+// which stands in when the encoder's weights are not installed), and a client of an OpenAI-compatible API
+// used when a URL is configured (OpenAIChat over /v1/chat/completions, OpenAIEmbedder over /v1/embeddings). Remote failures that may pass (429, 5xx, unreachable) match ErrUnavailable so that
 // the pipeline retries them; other errors are permanent.
 //
 // Vectors are L2-normalised, so cosine similarity is a dot product; TopK ranks candidates by it with a

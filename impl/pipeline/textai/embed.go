@@ -41,7 +41,8 @@ const (
 	maxGram       = 5
 )
 
-// LocalEmbedder is the default, offline, deterministic embedder: a bag of hashed features, in the spirit of
+// LocalEmbedder is the fallback offline, deterministic embedder (the default is the sentence encoder of
+// package uselite, when its weights are installed): a bag of hashed features, in the spirit of
 // scikit-learn's HashingVectorizer and fastText's subword n-grams, plus WordNet concepts so that texts about
 // the same subject meet even without a word in common ("lasagne" and "curry" are both dishes, "mortgage" and
 // "loan" both debts). It needs no model file, no network and no corpus, so a vector never changes once
