@@ -63,8 +63,12 @@ check:
 	 { echo "plugins/proto is out of date with connector.proto: run make generate and commit"; exit 1; }
 	@echo "check: ok"
 
-## conformance: run the conformance suite against a real `strata serve` of the built binary.
+## conformance: run the conformance suite against a real `strata serve` of the built binary, with
+## bin/postgrest-fixture (a PostgREST-protocol test double over the test PostgreSQL) as the hosted
+## backend of its sync check.
 conformance: deps build
+	@./scripts/deps.sh --test
+	$(GO) build -o $(BIN)/postgrest-fixture ./plugins/hostedbackend/postgrestfixture/cmd/postgrest-fixture
 	./scripts/conformance.sh
 
 ## bench: run the benchmarks (BENCH=regexp BENCH_PKG=./impl/...).

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // Session is the token endpoint's answer, as far as the checks need it.
@@ -15,6 +16,7 @@ type Session struct {
 	AccessToken  string `json:"access_token"`
 	RefreshToken string `json:"refresh_token"`
 	ExpiresIn    int    `json:"expires_in"`
+	ExpiresAt    int64  `json:"expires_at"`
 	TokenType    string `json:"token_type"`
 	User         struct {
 		ID          string `json:"id"`
@@ -46,9 +48,12 @@ func (s *Suite) SignIn(ctx context.Context) (Session, error) {
 	if err := json.Unmarshal(resp.Body, &sess); err != nil {
 		return sess, err
 	}
-	if sess.AccessToken == "" || sess.RefreshToken == "" || sess.ExpiresIn != 3600 || sess.TokenType != "bearer" ||
+	if sess.AccessToken == "" || sess.RefreshToken == "" || sess.ExpiresIn == 0 || sess.ExpiresAt == 0 || sess.TokenType != "bearer" ||
 		sess.User.AppMetadata.TenantID == "" {
 		return sess, fmt.Errorf("session lacks GoTrue fields: %s", snippet(resp.Body))
+	}
+	if want := int(s.cfg.AccessTokenTTL / time.Second); sess.ExpiresIn != want {
+		return sess, fmt.Errorf("expires_in %d, want %d (the server's access-token lifetime, --access-token-ttl)", sess.ExpiresIn, want)
 	}
 	return sess, nil
 }

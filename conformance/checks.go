@@ -23,7 +23,7 @@ type Check struct {
 
 // Checks returns every check of the suite, in order.
 func Checks() []Check {
-	return slices.Concat(httpChecks(), authChecks(), dataPlatformChecks(), contentChecks())
+	return slices.Concat(httpChecks(), authChecks(), dataPlatformChecks(), contentChecks(), expiryChecks())
 }
 
 func httpChecks() []Check {

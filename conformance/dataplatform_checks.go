@@ -1,10 +1,16 @@
 package conformance
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -228,8 +234,9 @@ func checkConnectorsCRUD(ctx context.Context, s *Suite) error {
 }
 
 // checkSyncLifecycle starts a sync and polls it to its end. With a hosted
-// backend configured (Config.HostedBackendURL), the sync pulls it and its
-// tables must appear in the schema.
+// backend configured (Config.HostedBackendURL), the sync pulls it, and every
+// table the backend serves must land in Strata with the backend's columns,
+// in order, and row count: in the job's result, in /schema and in /query.
 func checkSyncLifecycle(ctx context.Context, s *Suite) error {
 	sess, err := s.SignIn(ctx)
 	if err != nil {
@@ -237,7 +244,11 @@ func checkSyncLifecycle(ctx context.Context, s *Suite) error {
 	}
 	h := dataHeaders(sess)
 	var connectorID string
+	var want []backendTable
 	if s.cfg.HostedBackendURL != "" {
+		if want, err = s.hostedBackendTables(ctx); err != nil {
+			return err
+		}
 		resp, err := s.Do(ctx, Request{Method: http.MethodPost, Path: "/api/data-platform/connectors", Header: h,
 			Body: jsonBody(map[string]any{"name": "conformance sync", "type": "hosted_backend",
 				"config": map[string]any{"hosted_backend_url": s.cfg.HostedBackendURL, "service_role_key": s.cfg.ServiceRoleKey}}), ContentType: "application/json"})
@@ -250,7 +261,10 @@ func checkSyncLifecycle(ctx context.Context, s *Suite) error {
 		}
 		connectorID = c.ID
 		defer func() {
-			_, _ = s.Do(context.WithoutCancel(ctx), Request{Method: http.MethodDelete, Path: "/api/data-platform/connectors/" + connectorID, Header: h})
+			ctx := context.WithoutCancel(ctx)
+			if sess, err := s.SignIn(ctx); err == nil { // the first session may have expired by now
+				_, _ = s.Do(ctx, Request{Method: http.MethodDelete, Path: "/api/data-platform/connectors/" + connectorID, Header: dataHeaders(sess)})
+			}
 		}()
 	}
 	resp, err := s.Do(ctx, Request{Method: http.MethodPost, Path: "/api/data-platform/sync", Header: h})
@@ -263,16 +277,21 @@ func checkSyncLifecycle(ctx context.Context, s *Suite) error {
 	}
 	deadline := time.Now().Add(5 * time.Minute)
 	last := -1.0
+	var job syncJob
 	for {
 		resp, err := s.Do(ctx, Request{Method: http.MethodGet, Path: "/api/data-platform/sync/" + started.JobID, Header: h})
 		if err != nil {
 			return err
 		}
-		var job struct {
-			Status   string
-			Progress float64
-			Error    *string
+		if resp.Status == http.StatusUnauthorized && resp.ExpectError(http.StatusUnauthorized, "TOKEN_EXPIRED") == nil {
+			// A sync may outlast a short-lived access token: sign in again, as a client would refresh.
+			if sess, err = s.SignIn(ctx); err != nil {
+				return err
+			}
+			h = dataHeaders(sess)
+			continue
 		}
+		job = syncJob{}
 		if resp.Status != 200 || json.Unmarshal(resp.Body, &job) != nil {
 			return fmt.Errorf("poll sync: %d %s", resp.Status, snippet(resp.Body))
 		}
@@ -297,11 +316,195 @@ func checkSyncLifecycle(ctx context.Context, s *Suite) error {
 		}
 		time.Sleep(250 * time.Millisecond) // polling interval
 	}
+	if sess, err = s.SignIn(ctx); err != nil {
+		return err
+	}
+	h = dataHeaders(sess)
+	if connectorID != "" {
+		if err := s.checkSynced(ctx, sess, job, connectorID, want); err != nil {
+			return err
+		}
+	}
 	resp, err = s.Do(ctx, Request{Method: http.MethodGet, Path: "/api/data-platform/sync/00000000000000000000000000000000", Header: h})
 	if err != nil {
 		return err
 	}
 	return resp.ExpectError(http.StatusNotFound, "job_not_found")
+}
+
+type syncJob struct {
+	Status     string
+	Progress   float64
+	Error      *string
+	Connectors []struct {
+		ConnectorID string
+		Status      string
+		Tables      []struct {
+			Name string
+			Rows int64
+		}
+	}
+}
+
+// schemaTable is a table of GET /schema.
+type schemaTable struct {
+	Name     string
+	RowCount int64
+	Columns  []struct{ Name string }
+}
+
+// backendTable is a table a hosted backend serves.
+type backendTable struct {
+	Name    string
+	Columns []string
+	Rows    int64
+}
+
+// hostedBackendTables asks the hosted backend itself, over the PostgREST
+// protocol the connector speaks, which tables it serves (definitions with a
+// GET path in the root document), their columns in order, and their exact
+// row counts (Prefer: count=exact). The sync must land exactly these.
+func (s *Suite) hostedBackendTables(ctx context.Context) ([]backendTable, error) {
+	root := strings.TrimRight(s.cfg.HostedBackendURL, "/") + "/rest/v1/"
+	get := func(target string, prefer string) (*http.Response, []byte, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		req.Header.Set("apikey", s.cfg.ServiceRoleKey)
+		req.Header.Set("Authorization", "Bearer "+s.cfg.ServiceRoleKey)
+		req.Header.Set("Accept", "application/json")
+		if prefer != "" {
+			req.Header.Set("Prefer", prefer)
+		}
+		resp, err := s.client.Do(req)
+		if err != nil {
+			return nil, nil, fmt.Errorf("hosted backend: %w", err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
+		if err == nil && resp.StatusCode/100 != 2 {
+			err = fmt.Errorf("hosted backend: GET %s: %d %s", req.URL.Path, resp.StatusCode, snippet(body))
+		}
+		return resp, body, err
+	}
+	_, body, err := get(root, "")
+	if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		Paths       map[string]map[string]json.RawMessage
+		Definitions map[string]struct{ Properties json.RawMessage }
+	}
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return nil, fmt.Errorf("hosted backend: root document: %w", err)
+	}
+	var tables []backendTable
+	for name, def := range doc.Definitions {
+		if doc.Paths["/"+name]["get"] == nil {
+			continue
+		}
+		cols, err := objectKeys(def.Properties)
+		if err != nil {
+			return nil, fmt.Errorf("hosted backend: definition %s: %w", name, err)
+		}
+		resp, _, err := get(root+url.PathEscape(name)+"?limit=1", "count=exact")
+		if err != nil {
+			return nil, err
+		}
+		cr := resp.Header.Get("Content-Range")
+		_, total, _ := strings.Cut(cr, "/")
+		n, err := strconv.ParseInt(total, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("hosted backend: %s: Content-Range %q has no exact count", name, cr)
+		}
+		tables = append(tables, backendTable{Name: name, Columns: cols, Rows: n})
+	}
+	if len(tables) == 0 {
+		return nil, errors.New("hosted backend serves no table: nothing for the sync check to compare")
+	}
+	slices.SortFunc(tables, func(a, b backendTable) int { return strings.Compare(a.Name, b.Name) })
+	return tables, nil
+}
+
+// objectKeys returns the keys of a JSON object in document order.
+func objectKeys(raw json.RawMessage) ([]string, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, errors.New("not a JSON object")
+	}
+	var keys []string
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, t.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil, err
+		}
+	}
+	return keys, nil
+}
+
+// checkSynced compares what the sync of connectorID landed with the
+// backend's tables: the job's per-table row counts, /schema's tables,
+// columns and row counts, and count(*) through /query.
+func (s *Suite) checkSynced(ctx context.Context, sess Session, job syncJob, connectorID string, want []backendTable) error {
+	synced := map[string]int64{}
+	for _, c := range job.Connectors {
+		if c.ConnectorID != connectorID {
+			continue
+		}
+		for _, t := range c.Tables {
+			synced[t.Name] = t.Rows
+		}
+	}
+	resp, err := s.Do(ctx, Request{Method: http.MethodGet, Path: "/api/data-platform/schema", Header: dataHeaders(sess)})
+	if err != nil {
+		return err
+	}
+	var schema struct{ Tables []schemaTable }
+	if resp.Status != 200 || json.Unmarshal(resp.Body, &schema) != nil {
+		return fmt.Errorf("schema after the sync: %d %s", resp.Status, snippet(resp.Body))
+	}
+	var problems []string
+	for _, t := range want {
+		if n, ok := synced[t.Name]; !ok || n != t.Rows {
+			problems = append(problems, fmt.Sprintf("%s: the job reports %d rows (listed: %v), the backend serves %d", t.Name, n, ok, t.Rows))
+		}
+		i := slices.IndexFunc(schema.Tables, func(st schemaTable) bool { return st.Name == t.Name })
+		if i < 0 {
+			problems = append(problems, fmt.Sprintf("%s: not in /schema", t.Name))
+			continue
+		}
+		st := schema.Tables[i]
+		var cols []string
+		for _, c := range st.Columns {
+			cols = append(cols, c.Name)
+		}
+		if !slices.Equal(cols, t.Columns) {
+			problems = append(problems, fmt.Sprintf("%s: /schema columns %v, the backend's %v", t.Name, cols, t.Columns))
+		}
+		if st.RowCount != t.Rows {
+			problems = append(problems, fmt.Sprintf("%s: /schema rowCount %d, the backend serves %d", t.Name, st.RowCount, t.Rows))
+		}
+		resp, err := s.query(ctx, sess, string(jsonBody(map[string]string{"sql": `SELECT count(*) AS n FROM "` + strings.ReplaceAll(t.Name, `"`, `""`) + `"`})))
+		if err != nil {
+			return err
+		}
+		var res struct{ Rows []map[string]any }
+		if resp.Status != 200 || json.Unmarshal(resp.Body, &res) != nil || len(res.Rows) != 1 {
+			problems = append(problems, fmt.Sprintf("%s: count through /query: %d %s", t.Name, resp.Status, snippet(resp.Body)))
+		} else if got := res.Rows[0]["n"]; got != float64(t.Rows) {
+			problems = append(problems, fmt.Sprintf("%s: count(*) through /query is %v, the backend serves %d", t.Name, got, t.Rows))
+		}
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "\n"))
+	}
+	return nil
 }
 
 func deref(s *string) string {

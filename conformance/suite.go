@@ -41,8 +41,58 @@ type Config struct {
 	// Email and Password of an existing user; the authenticated checks need them.
 	Email, Password string
 	// HostedBackendURL and ServiceRoleKey, when set, make the sync check pull
-	// a real hosted backend.
+	// a real hosted backend (or the PostgREST-protocol fixture CI starts) and
+	// compare what lands in Strata with what the backend serves.
 	HostedBackendURL, ServiceRoleKey string
+
+	// AccessTokenTTL is the server's access-token lifetime: expires_in must
+	// equal it. Zero means the spec's 1 h.
+	AccessTokenTTL time.Duration
+	// RefreshTokenTTL is the server's refresh-token lifetime, which no
+	// response shows. Zero means the spec's 30 days.
+	RefreshTokenTTL time.Duration
+	// TokenLeeway is the most the server may accept an access token past its
+	// exp (clock skew). Zero means 30 s.
+	TokenLeeway time.Duration
+	// MaxExpiryWait bounds how long one expiry check waits for a token to
+	// expire. A lifetime beyond it is not waited for: the check passes what
+	// it could observe and says in a note what it did not. Zero means 60 s.
+	MaxExpiryWait time.Duration
+	// Clock is the suite's time for the expiry checks; nil means real time.
+	// An in-process run shares a movable clock with the server, so that
+	// expiry is reached by moving the clock instead of waiting.
+	Clock Clock
+}
+
+// Defaults of the Config durations.
+const (
+	DefaultAccessTokenTTL  = time.Hour
+	DefaultRefreshTokenTTL = 30 * 24 * time.Hour
+	DefaultTokenLeeway     = 30 * time.Second
+	DefaultMaxExpiryWait   = 60 * time.Second
+)
+
+// Clock is a time source the suite can wait on.
+type Clock interface {
+	Now() time.Time
+	// Sleep returns after d or when ctx ends; a movable clock moves
+	// forward by d instead.
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+func (realClock) Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Suite sends requests to the server under test and validates each
@@ -76,6 +126,20 @@ func New(ctx context.Context, cfg Config) (*Suite, error) {
 	client := cfg.HTTPClient
 	if client == nil {
 		client = &http.Client{Timeout: 30 * time.Second}
+	}
+	for _, d := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{
+		{&cfg.AccessTokenTTL, DefaultAccessTokenTTL}, {&cfg.RefreshTokenTTL, DefaultRefreshTokenTTL},
+		{&cfg.TokenLeeway, DefaultTokenLeeway}, {&cfg.MaxExpiryWait, DefaultMaxExpiryWait},
+	} {
+		if *d.v == 0 {
+			*d.v = d.def
+		}
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = realClock{}
 	}
 	return &Suite{cfg: cfg, base: base, client: client, doc: doc, router: router, covered: map[string]bool{}}, nil
 }

@@ -19,7 +19,9 @@ func newConformanceCommand() *cobra.Command {
 		Long: "Runs the black-box conformance suite against --base-url: every response is validated against\n" +
 			"the OpenAPI document, every operation must be exercised, and the checks cover errors, auth flows,\n" +
 			"the query guard, connectors, syncs, content and events. --email/--password name an existing user;\n" +
-			"--hosted-backend-url and --service-role-key add a real sync of a hosted backend.",
+			"--hosted-backend-url and --service-role-key add a real sync of a hosted backend, compared table by table\n" +
+			"with what the backend serves. The expiry checks wait up to --max-expiry-wait for tokens to expire; tell\n" +
+			"them the server's lifetimes when it runs with other than the spec's (--access-token-ttl and so on).",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cfg.BaseURL == "" || cfg.Email == "" || cfg.Password == "" {
@@ -56,6 +58,10 @@ func newConformanceCommand() *cobra.Command {
 	f.StringVar(&cfg.Password, "password", "", "that user's password (required)")
 	f.StringVar(&cfg.HostedBackendURL, "hosted-backend-url", "", "a hosted backend to sync in the sync check (optional)")
 	f.StringVar(&cfg.ServiceRoleKey, "service-role-key", "", "its service-role key")
+	f.DurationVar(&cfg.AccessTokenTTL, "access-token-ttl", conformance.DefaultAccessTokenTTL, "the server's access-token lifetime (its --access-token-ttl): expires_in must equal it")
+	f.DurationVar(&cfg.RefreshTokenTTL, "refresh-token-ttl", conformance.DefaultRefreshTokenTTL, "the server's refresh-token lifetime (its --refresh-token-ttl)")
+	f.DurationVar(&cfg.TokenLeeway, "token-leeway", conformance.DefaultTokenLeeway, "the most the server may accept an access token past its exp (its --token-leeway)")
+	f.DurationVar(&cfg.MaxExpiryWait, "max-expiry-wait", conformance.DefaultMaxExpiryWait, "longest an expiry check waits for a token to expire; a longer lifetime is noted in the report, not observed")
 	f.StringVar(&junit, "junit", "", "also write a JUnit XML report to this file")
 	return cmd
 }

@@ -41,6 +41,17 @@ type Config struct {
 	// JWTIssuers are the issuers accepted on external (JWKS or HS256)
 	// tokens; default: our own issuer.
 	JWTIssuers []string
+	// AccessTokenTTL is the lifetime of issued access tokens (default and
+	// maximum 1 h, spec section 5). Shorter values exist so that a live
+	// conformance run can watch tokens expire; longer ones would outlive the
+	// key retention of `strata admin rotate-keys`.
+	AccessTokenTTL time.Duration
+	// RefreshTokenTTL is the lifetime of each issued refresh token (default
+	// and maximum 30 days, spec section 5).
+	RefreshTokenTTL time.Duration
+	// TokenLeeway is the clock skew tolerated when verifying a token's exp,
+	// iat and nbf (default and maximum 30 s).
+	TokenLeeway time.Duration
 	// BlobURL is where uploads are stored (a gocloud.dev/blob URL); empty
 	// means the directory blobs/ in the data dir.
 	BlobURL string
@@ -83,8 +94,19 @@ func Defaults() Config {
 		LogFormat:       "text",
 		ShutdownTimeout: 15 * time.Second,
 		PluginDir:       "bin/plugins",
+		AccessTokenTTL:  MaxAccessTokenTTL,
+		RefreshTokenTTL: MaxRefreshTokenTTL,
+		TokenLeeway:     MaxTokenLeeway,
 	}
 }
+
+// The token lifetimes of spec section 5 and the largest tolerated clock skew:
+// defaults and upper bounds of the Config fields, which can only shorten them.
+const (
+	MaxAccessTokenTTL  = time.Hour
+	MaxRefreshTokenTTL = 30 * 24 * time.Hour
+	MaxTokenLeeway     = 30 * time.Second
+)
 
 // normalize fills defaults and checks the values, so that a bad flag fails at
 // start-up with a message naming it rather than at the first request.
@@ -107,6 +129,22 @@ func (c Config) normalize() (Config, error) {
 	}
 	if c.BaseURL == "" {
 		c.BaseURL = "http://" + c.Addr
+	}
+	for _, lim := range []struct {
+		v        *time.Duration
+		def, max time.Duration
+		flag     string
+	}{
+		{&c.AccessTokenTTL, d.AccessTokenTTL, MaxAccessTokenTTL, "--access-token-ttl"},
+		{&c.RefreshTokenTTL, d.RefreshTokenTTL, MaxRefreshTokenTTL, "--refresh-token-ttl"},
+		{&c.TokenLeeway, d.TokenLeeway, MaxTokenLeeway, "--token-leeway"},
+	} {
+		switch {
+		case *lim.v == 0:
+			*lim.v = lim.def
+		case *lim.v < 0 || *lim.v > lim.max:
+			return c, fmt.Errorf("%s %s: want more than 0 and at most %s", lim.flag, *lim.v, lim.max)
+		}
 	}
 	u, err := url.Parse(c.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -80,6 +80,9 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*App, error) {
 	app := &App{cfg: cfg, logger: logger, store: st, limiter: tenancy.NewLimiter(cfg.Now)}
 	app.auth, err = auth.New(ctx, st, auth.Config{
 		Issuer:          cfg.Issuer(),
+		AccessTTL:       cfg.AccessTokenTTL,
+		RefreshTTL:      cfg.RefreshTokenTTL,
+		Leeway:          cfg.TokenLeeway,
 		JWTSecret:       []byte(cfg.JWTSecret),
 		JWKSURL:         cfg.JWKSURL,
 		ExternalIssuers: cfg.JWTIssuers,

@@ -31,24 +31,13 @@ func DSN() string {
 // the Makefile's deps step is responsible for starting PostgreSQL.
 func Connect(tb testing.TB) *pgxpool.Pool {
 	tb.Helper()
-	cfg, err := pgxpool.ParseConfig(DSN())
-	if err != nil {
-		tb.Fatalf("postgrestfixture: bad PostgreSQL URL %q: %v", DSN(), err)
-	}
-	cfg.MaxConns = 4
-	cfg.ConnConfig.ConnectTimeout = 5 * time.Second
-	cfg.ConnConfig.RuntimeParams["timezone"] = "UTC"
-	cfg.ConnConfig.RuntimeParams["application_name"] = "postgrestfixture"
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err == nil {
-		err = pool.Ping(ctx)
-	}
+	pool, err := Open(ctx, DSN())
 	if err != nil {
-		tb.Fatalf("postgrestfixture: PostgreSQL is not reachable at %s: %v\n"+
+		tb.Fatalf("%v\n"+
 			"These tests need a running PostgreSQL 15 (user postgres, trust auth, database test); "+
-			"start it with the Makefile's deps step or set %s.", DSN(), err, DSNEnv)
+			"start it with the Makefile's deps step or set %s.", err, DSNEnv)
 	}
 	tb.Cleanup(pool.Close)
 	return pool
