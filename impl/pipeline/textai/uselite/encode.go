@@ -4,21 +4,32 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"unicode/utf8"
 )
 
 // Tokens returns the ids of the SentencePiece pieces of text.
 func (m *Encoder) Tokens(text string) []int { return m.tok.encode(text) }
 
+// MaxWindows bounds the work per text: only the first MaxWindows × MaxTokens pieces (about 400 words) are
+// read, so that one huge note or query costs at most about 0.8 s of one core. What a text is about shows
+// long before.
+const MaxWindows = 4
+
+// maxTextBytes bounds the text handed to the tokenizer, far beyond what MaxWindows reads (pieces average
+// under 5 bytes).
+const maxTextBytes = 64 << 10
+
 // Embed returns the vector of each text (Dim values, L2-normalised). A text without pieces (empty, or only
 // spaces) gets the zero vector. Texts longer than MaxTokens pieces are encoded in windows of MaxTokens
-// pieces whose vectors are averaged, weighted by their number of pieces, and normalised again. It fails
-// only when ctx is done.
+// pieces, at most MaxWindows of them, whose vectors are averaged, weighted by their number of pieces, and
+// normalised again. It fails only when ctx is done.
 func (m *Encoder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
 	var w work
 	for i, text := range texts {
 		v := make([]float32, Dim)
-		ids := m.tok.encode(text)
+		ids := m.tok.encode(truncateUTF8(text, maxTextBytes))
+		ids = ids[:min(len(ids), MaxWindows*MaxTokens)]
 		for start := 0; start < len(ids); start += MaxTokens {
 			if err := ctx.Err(); err != nil {
 				return nil, fmt.Errorf("uselite: embed: %w", err)
@@ -34,6 +45,17 @@ func (m *Encoder) Embed(ctx context.Context, texts []string) ([][]float32, error
 		out[i] = v
 	}
 	return out, nil
+}
+
+// truncateUTF8 returns the longest prefix of s of at most n bytes that does not split a character.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // work is the scratch memory of one forward pass, reused across the windows and texts of one Embed call.

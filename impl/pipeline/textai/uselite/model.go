@@ -11,7 +11,8 @@
 // output with the reference implementation's on fixed texts (testdata/oracle.json).
 //
 // The encoder reads at most MaxTokens pieces (about 100 words), as the original does; Embed encodes longer
-// texts in windows of MaxTokens pieces and averages the windows' vectors, weighted by their length.
+// texts in windows of MaxTokens pieces (at most MaxWindows) and averages the windows' vectors, weighted by
+// their length.
 package uselite
 
 import (

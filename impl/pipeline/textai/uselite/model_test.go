@@ -5,8 +5,10 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // loadModel loads the installed weights once per test binary. They are installed by scripts/deps.sh (make
@@ -77,5 +79,45 @@ func TestMatchesReferenceImplementation(t *testing.T) {
 		if maxDiff > 1e-5 || dot < 0.99999 {
 			t.Errorf("%.40q: max difference %.2g, cosine %.6f to the reference", text, maxDiff, dot)
 		}
+	}
+}
+
+// TestLongTextsAreBounded checks the windows: a text of two windows is the length-weighted mean of their
+// vectors, and a huge text reads only the first MaxWindows windows (it embeds like its prefix).
+func TestLongTextsAreBounded(t *testing.T) {
+	m := model(t)
+	sentence := "The build pipeline caches modules between jobs and runs the unit tests in parallel shards. "
+	two := strings.Repeat(sentence, 8) // more than MaxTokens pieces, less than two windows
+	ids := m.Tokens(two)
+	if len(ids) <= MaxTokens || len(ids) > 2*MaxTokens {
+		t.Fatalf("%d pieces, want between one and two windows", len(ids))
+	}
+	var w work
+	first := slices.Clone(m.encode(&w, ids[:MaxTokens]))
+	second := slices.Clone(m.encode(&w, ids[MaxTokens:]))
+	want := make([]float32, Dim)
+	for j := range want {
+		want[j] = MaxTokens*first[j] + float32(len(ids)-MaxTokens)*second[j]
+	}
+	normalize(want)
+	got, err := m.Embed(t.Context(), []string{two})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range want {
+		if math.Abs(float64(got[0][j]-want[j])) > 1e-6 {
+			t.Fatalf("value %d: %v, want %v (the weighted mean of the windows)", j, got[0][j], want[j])
+		}
+	}
+
+	huge := strings.Repeat(sentence, 20_000) // 1.8 MB
+	start := time.Now()
+	vecs, err := m.Embed(t.Context(), []string{huge, strings.Repeat(sentence, 100)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("a %d-byte text embedded in %v", len(huge), time.Since(start))
+	if !slices.Equal(vecs[0], vecs[1]) {
+		t.Fatal("a huge text does not embed like its first MaxWindows windows")
 	}
 }
