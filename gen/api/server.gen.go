@@ -767,7 +767,9 @@ type SearchResult struct {
 
 // Session GoTrue-compatible session; returned by both grants and by sign-up.
 type Session struct {
-	// AccessToken JWT access token (ES256/RS256 with header `kid`, or HS256), valid for 1 hour.
+	// AccessToken JWT access token (ES256/RS256 with header `kid`, or HS256), valid for
+	// 1 hour unless the deployment shortened it (`--access-token-ttl`);
+	// `expires_in` and `expires_at` give its actual lifetime.
 	AccessToken string `json:"access_token"`
 
 	// ExpiresAt Expiry of the access token, Unix seconds.
