@@ -95,12 +95,12 @@ func TestVoiceNoteUploadAndMedia(t *testing.T) {
 		it.ProcessingStatus != "pending" || it.Title != "Shopping list" || len(it.Tags) != 2 || it.FolderID == nil || *it.FolderID != folder {
 		t.Fatalf("voice note %+v", it)
 	}
-	if !strings.HasSuffix(*it.MediaURL, "/api/content/"+it.ID+"/media") {
-		t.Fatalf("mediaUrl %s", *it.MediaURL)
+	if *it.MediaURL != e.Srv.URL+"/api/content/"+it.ID+"/media" {
+		t.Fatalf("mediaUrl %s, want under the server's URL %s", *it.MediaURL, e.Srv.URL)
 	}
 
-	// The owner downloads it: whole, and by range.
-	mediaPath := "/api/content/" + it.ID + "/media"
+	// The owner downloads it, from the URL given: whole, and by range.
+	mediaPath := strings.TrimPrefix(*it.MediaURL, e.Srv.URL)
 	got := e.Call("GET", mediaPath, "", auth...)
 	if got.Status != 200 || !bytes.Equal(got.Body, wav) || got.Header.Get("Content-Type") != "audio/wav" || got.Header.Get("Accept-Ranges") != "bytes" {
 		t.Fatalf("media: %d %q %d bytes", got.Status, got.Header.Get("Content-Type"), len(got.Body))

@@ -91,7 +91,12 @@ func New(t testing.TB, mutate func(*server.Config)) *Env {
 func NewWithSendBuffer(t testing.TB, mutate func(*server.Config), sendBuffer int) *Env {
 	t.Helper()
 	c := NewClock()
+	// The listener comes first, so that the server knows its own URL (media
+	// URLs, the token issuer); the handler is set once the server exists.
+	var handler http.Handler = http.NotFoundHandler()
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	cfg := server.Defaults()
+	cfg.BaseURL = "http://" + srv.Listener.Addr().String()
 	cfg.DataDir = t.TempDir()
 	cfg.BcryptCost = bcrypt.MinCost
 	cfg.Now = c.Now
@@ -105,9 +110,10 @@ func NewWithSendBuffer(t testing.TB, mutate func(*server.Config), sendBuffer int
 	}
 	app, err := server.New(context.Background(), cfg, slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
+		srv.Listener.Close()
 		t.Fatal(err)
 	}
-	srv := httptest.NewUnstartedServer(app.Handler())
+	handler = app.Handler()
 	if sendBuffer > 0 {
 		srv.Listener = sendBufferListener{srv.Listener, sendBuffer}
 	}
