@@ -45,6 +45,36 @@ func (s *Suite) createNote(ctx context.Context, token, body string) (contentItem
 	return it, nil
 }
 
+// waitProcessed polls the item until the pipeline has processed it (or
+// failed), for at most two minutes of real time.
+func (s *Suite) waitProcessed(ctx context.Context, token, id string) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		resp, err := s.Do(ctx, Request{Method: http.MethodGet, Path: "/api/content/" + id, Header: authHeader(token)})
+		if err != nil {
+			return err
+		}
+		var it contentItem
+		if resp.Status != http.StatusOK || json.Unmarshal(resp.Body, &it) != nil {
+			return fmt.Errorf("get item: %d %s", resp.Status, snippet(resp.Body))
+		}
+		switch it.ProcessingStatus {
+		case "processed":
+			return nil
+		case "failed":
+			return fmt.Errorf("item %s failed processing: %s", id, snippet(resp.Body))
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("item %s still %s after 2 minutes", id, it.ProcessingStatus)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond): // polling interval
+		}
+	}
+}
+
 func checkNoteLifecycle(ctx context.Context, s *Suite) error {
 	sess, err := s.SignIn(ctx)
 	if err != nil {
@@ -266,8 +296,15 @@ func checkRelatedAndSearch(ctx context.Context, s *Suite) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.createNote(ctx, sess.AccessToken, "Bake rye bread with a sourdough starter and a long rise."); err != nil {
+	b, err := s.createNote(ctx, sess.AccessToken, "Bake rye bread with a sourdough starter and a long rise.")
+	if err != nil {
 		return err
+	}
+	// Related items and search see an item once the pipeline has embedded it.
+	for _, id := range []string{a.ID, b.ID} {
+		if err := s.waitProcessed(ctx, sess.AccessToken, id); err != nil {
+			return err
+		}
 	}
 	resp, err := s.Do(ctx, Request{Method: http.MethodGet, Path: "/api/content/" + a.ID + "/related?limit=5", Header: h})
 	if err != nil {
@@ -286,6 +323,9 @@ func checkRelatedAndSearch(ctx context.Context, s *Suite) error {
 		if r.ID == a.ID || r.Similarity < -1 || r.Similarity > 1 || (i > 0 && r.Similarity > rel.Data[i-1].Similarity) {
 			return fmt.Errorf("related items: %+v (itself, out of range or unsorted)", rel.Data)
 		}
+	}
+	if rel.Data[0].ID != b.ID {
+		return fmt.Errorf("the other bread note is not the most related item: %+v", rel.Data)
 	}
 	resp, err = s.Do(ctx, Request{Method: http.MethodGet, Path: "/api/content/" + a.ID + "/related?limit=51", Header: h})
 	if err != nil {
@@ -307,6 +347,9 @@ func checkRelatedAndSearch(ctx context.Context, s *Suite) error {
 	}
 	if resp.Status != 200 || json.Unmarshal(resp.Body, &found) != nil || len(found.Data) == 0 || found.Total < len(found.Data) {
 		return fmt.Errorf("search: %d %s", resp.Status, snippet(resp.Body))
+	}
+	if first := found.Data[0].ID; first != a.ID && first != b.ID {
+		return fmt.Errorf("search for baking bread ranks %s first, not one of the two bread notes", first)
 	}
 	return nil
 }

@@ -100,6 +100,9 @@ func (l *lazyEncoder) Model() string { return uselite.ModelName }
 // Dim implements textai.Embedder.
 func (l *lazyEncoder) Dim() int { return uselite.Dim }
 
+// MinRelevance implements textai.Calibrated.
+func (l *lazyEncoder) MinRelevance() float64 { return uselite.MinRelevance() }
+
 func orDefault(v, d string) string {
 	if v == "" {
 		return d

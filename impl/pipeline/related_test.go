@@ -115,8 +115,19 @@ func TestRelatedAndSearch(t *testing.T) {
 			t.Fatalf("search: %d %s", r.Status, r.Body)
 		}
 		r.Decode(t, &res)
-		if len(res.Data) == 0 || topicOf[res.Data[0].ID] != want || res.Total < len(res.Data) {
+		if len(res.Data) == 0 || topicOf[res.Data[0].ID] != want || res.Total != len(res.Data) {
 			t.Errorf("search %q: first result of topic %q, want %q (%d results)", query, topicOf[firstID(res.Data)], want, len(res.Data))
+		}
+		// Results end where relevance does: most are of the query's topic.
+		onTopic := 0
+		for _, d := range res.Data {
+			if topicOf[d.ID] == want {
+				onTopic++
+			}
+		}
+		t.Logf("search %q: %d results, %d of topic %s", query, len(res.Data), onTopic, want)
+		if 2*onTopic <= len(res.Data) {
+			t.Errorf("search %q: %d of %d results are of topic %s", query, onTopic, len(res.Data), want)
 		}
 	}
 	// A literal phrase is boosted to the top, whatever its meaning suggests:

@@ -271,7 +271,9 @@ func (v *Vectors) Related(ctx context.Context, userID, id uuid.UUID, limit int) 
 
 // Search ranks the user's items by similarity to a natural-language query.
 // Items that contain the query as a substring (title, body, summary,
-// transcription) are boosted, so exact phrases come first (hybrid search).
+// transcription) are boosted, so exact phrases come first (hybrid search);
+// other items below the embedder's minimum relevance (textai.Calibrated)
+// are left out.
 func (v *Vectors) Search(ctx context.Context, userID uuid.UUID, q, itemType string, limit int) ([]Scored, int, error) {
 	u, err := v.forUser(ctx, userID)
 	if err != nil {
@@ -293,17 +295,23 @@ func (v *Vectors) Search(ctx context.Context, userID uuid.UUID, q, itemType stri
 	if err != nil {
 		return nil, 0, err
 	}
+	floor := defaultMinRelevance
+	if c, ok := v.embedder.(textai.Calibrated); ok {
+		floor = c.MinRelevance()
+	}
 	var matches []Scored
 	for _, s := range all {
-		if s.Similarity > searchThreshold || boost[s.Item.ID] {
+		if s.Similarity > floor || boost[s.Item.ID] {
 			matches = append(matches, s)
 		}
 	}
 	return matches[:min(limit, len(matches))], len(matches), nil
 }
 
-// searchThreshold drops results that share essentially nothing with the query.
-const searchThreshold = 0.05
+// defaultMinRelevance drops search results that share essentially nothing
+// with the query, for embedders that do not know their own scale
+// (textai.Calibrated).
+const defaultMinRelevance = 0.05
 
 // substringBoost lifts literal matches above semantic ones.
 const substringBoost = 0.25

@@ -23,6 +23,14 @@ type Embedder interface {
 	Dim() int
 }
 
+// Calibrated is implemented by embedders that know how similar a text must be to a query to be about it:
+// below MinRelevance, a result says nothing of the query and search leaves it out. Scales differ by model
+// (the hashed embedder's unrelated texts score about 0.06, the sentence encoder's about 0.13), hence the
+// method; search uses 0.05 for other embedders.
+type Calibrated interface {
+	MinRelevance() float64
+}
+
 // DefaultDim is the local embedder's dimension when none is given. 512 scores within noise of 8,192 on the
 // relevance corpus, while a brute-force search over 10,000 stored vectors (20 MB) stays under 2 ms.
 const DefaultDim = 512
@@ -94,6 +102,10 @@ func NewLocalEmbedder(dim int) *LocalEmbedder {
 	e.scratch.New = func() any { return new(embedScratch) }
 	return e
 }
+
+// MinRelevance implements Calibrated: 0.05, above which the relevance corpus's queries keep half their
+// unrelated notes but nearly all related ones.
+func (e *LocalEmbedder) MinRelevance() float64 { return 0.05 }
 
 // Model returns "strata-hash-v1-<dim>".
 func (e *LocalEmbedder) Model() string { return e.model }
