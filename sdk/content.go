@@ -129,7 +129,9 @@ func (s *Client) GetItem(ctx context.Context, id openapi_types.UUID) (ContentIte
 // fields keep their values) and returns it as it is now. A changed body
 // runs the AI pipeline again.
 func (s *Client) UpdateItem(ctx context.Context, id openapi_types.UUID, update ContentUpdate) (ContentItemDetail, error) {
-	rsp, err := s.api.UpdateContentWithResponse(ctx, id, update)
+	// An update sets fields to given values, so repeating it changes nothing:
+	// it is retried on 429 and 503 like other idempotent requests.
+	rsp, err := s.api.UpdateContentWithResponse(Idempotent(ctx), id, update)
 	if err != nil {
 		return ContentItemDetail{}, err
 	}

@@ -203,3 +203,27 @@ func TestContentWrappers(t *testing.T) {
 		t.Fatal("empty search accepted")
 	}
 }
+
+// TestUpdateItemIsRetried: an update sets fields to given values, so a 503
+// is retried, once, and the update lands once.
+func TestUpdateItemIsRetried(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := newUser(t, e, "ada@example.com", principal.TierPro)
+	ctx := ctxT(t)
+	note, err := c.CreateNote(ctx, sdk.NoteCreate{Body: "Repot the basil"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := &refuser{base: c.wire, pending: []string{"PATCH /api/content/"}}
+	r := newClient(t, e, &wire{base: ref}, sdk.WithPassword(c.email, password))
+	s := &sleeper{}
+	sdk.SetSleep(r, s.sleep)
+	updated, err := r.UpdateItem(ctx, note.ID, sdk.ContentUpdate{Title: sdk.Ptr("Basil")})
+	if err != nil || updated.Title != "Basil" {
+		t.Fatalf("update: %+v, %v", updated, err)
+	}
+	if len(s.got()) != 1 || c.wire.count("PATCH /api/content/"+note.ID.String()+" 200") != 1 {
+		t.Fatalf("waits %v, want one retry:\n%s", s.got(), c.wire)
+	}
+}

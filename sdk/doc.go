@@ -25,7 +25,7 @@
 //     the session's user.app_metadata.tenant_id, else (for static tokens)
 //     GET /api/auth/v1/user, asked once.
 //   - Retries of idempotent requests (GET, HEAD, PUT, DELETE, Query,
-//     UpdateFolder, and whatever runs under Idempotent(ctx)) refused with
+//     UpdateItem, UpdateFolder, and whatever runs under Idempotent(ctx)) refused with
 //     429 or 503, after Retry-After when the server sends one, else with
 //     exponential backoff (WithRetries, WithMaxRetryWait). Never for Sync,
 //     uploads or other POSTs. ctx is respected throughout.

@@ -40,8 +40,9 @@ const idempotentKey ctxKey = iota
 // Idempotent returns a context under which requests count as idempotent,
 // and so are retried on 429 and 503 like GET, HEAD, PUT and DELETE are.
 // Mark only requests that do the same when repeated. Query and Schema mark
-// themselves (the server runs read-only statements only); Sync, uploads and
-// other POSTs are never retried unless marked.
+// themselves (the server runs read-only statements only), and so do
+// UpdateItem and UpdateFolder (they set fields to given values); Sync,
+// uploads and other POSTs are never retried unless marked.
 func Idempotent(ctx context.Context) context.Context {
 	return context.WithValue(ctx, idempotentKey, true)
 }
