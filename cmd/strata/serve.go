@@ -35,6 +35,7 @@ func newServeCommand() *cobra.Command {
 	f.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn, error")
 	f.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log format: text or json")
 	f.StringSliceVar(&cfg.CORSOrigins, "cors-origins", cfg.CORSOrigins, "comma-separated browser origins allowed by CORS (* for any)")
+	f.StringSliceVar(&cfg.TrustedProxies, "trusted-proxies", nil, "comma-separated reverse proxies (CIDR prefixes or addresses) whose X-Forwarded-For names the client for per-IP limits (default: none)")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long in-flight requests may finish after SIGINT/SIGTERM")
 	f.StringVar(&cfg.JWKSURL, "jwks-url", "", "JWKS URL of an external identity provider whose ES256/RS256 tokens are also accepted")
 	f.StringVar(&cfg.JWTSecret, "jwt-secret", "", "accept legacy HS256 tokens signed with this secret (at least 32 characters)")

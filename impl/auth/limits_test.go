@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stratahq/strata/impl/principal"
+	"github.com/stratahq/strata/impl/server"
+	"github.com/stratahq/strata/impl/testenv"
 )
 
 func TestTenantIsolationOnDataPlatform(t *testing.T) {
@@ -216,4 +218,33 @@ func TestAdminCreatesAreValidated(t *testing.T) {
 	if _, err := e.App.Auth().CreateUser(ctx, tn.ID, "DUP@example.com", "correct horse"); err == nil {
 		t.Fatal("duplicate email (other case) accepted")
 	}
+}
+
+// TestPerIPLimitBehindTrustedProxy: behind a trusted proxy, the per-IP
+// sign-in limit keys on the client the proxy names in X-Forwarded-For, so
+// one client's failures do not lock out the others; without the proxy
+// trusted, the header is ignored, so rotating it does not escape the limit.
+func TestPerIPLimitBehindTrustedProxy(t *testing.T) {
+	t.Parallel()
+	password := func(e *testenv.Env, email, pw, client string) testenv.Response {
+		body, _ := json.Marshal(map[string]string{"email": email, "password": pw})
+		return e.Call("POST", "/api/auth/v1/token?grant_type=password", string(body), "X-Forwarded-For", client)
+	}
+
+	behind := newEnv(t, func(c *server.Config) { c.TrustedProxies = []string{"127.0.0.1", "::1"} })
+	behind.User("victim@example.com", "correct horse", principal.TierFree)
+	for i := range 10 {
+		password(behind, fmt.Sprintf("spray%d@example.com", i), "guess", "203.0.113.7")
+	}
+	expectError(t, password(behind, "victim@example.com", "correct horse", "203.0.113.7"), http.StatusTooManyRequests, "RATE_LIMITED")
+	if r := password(behind, "victim@example.com", "correct horse", "203.0.113.8"); r.Status != http.StatusOK {
+		t.Fatalf("another client behind the same proxy: %d %s", r.Status, r.Body)
+	}
+
+	direct := newEnv(t, nil)
+	direct.User("victim@example.com", "correct horse", principal.TierFree)
+	for i := range 10 {
+		password(direct, fmt.Sprintf("spray%d@example.com", i), "guess", fmt.Sprintf("203.0.113.%d", i))
+	}
+	expectError(t, password(direct, "victim@example.com", "correct horse", "198.51.100.1"), http.StatusTooManyRequests, "RATE_LIMITED")
 }

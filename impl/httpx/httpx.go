@@ -64,8 +64,8 @@ func RouteFrom(ctx context.Context) (*routers.Route, map[string]string) {
 	return s.match, s.pathParams
 }
 
-// ClientIP returns the address of the peer that sent the request (the
-// connection's remote address; proxies are not trusted).
+// ClientIP returns the address of the client that sent the request: the
+// connection's peer, or what trusted proxies report (TrustedProxies).
 func ClientIP(ctx context.Context) string {
 	if s := stateFrom(ctx); s != nil {
 		return s.clientIP

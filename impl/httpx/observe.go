@@ -44,11 +44,12 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 
 // Observe writes one access-log line per request and records its metrics.
 // It labels requests by route template, never by raw path. metrics may be nil.
-func Observe(logger *slog.Logger, metrics *Metrics) Middleware {
+// It also resolves the client's address (ClientIP) through proxies.
+func Observe(logger *slog.Logger, metrics *Metrics, proxies TrustedProxies) Middleware {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
-			state := &requestState{clientIP: remoteIP(r.RemoteAddr)}
+			state := &requestState{clientIP: proxies.ClientIP(r)}
 			rw := &responseRecorder{ResponseWriter: w}
 			next.ServeHTTP(rw, r.WithContext(withState(r.Context(), state)))
 			elapsed := time.Since(start)
@@ -66,6 +67,7 @@ func Observe(logger *slog.Logger, metrics *Metrics) Middleware {
 				slog.Int64("bytes", rw.bytes),
 				slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
 				slog.String("remote", r.RemoteAddr),
+				slog.String("client_ip", state.clientIP),
 			)
 		})
 	}

@@ -31,7 +31,7 @@ func TestRecoverAnswers500WithoutInternals(t *testing.T) {
 	boom := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
 		panic("secret database password is hunter2")
 	})
-	h := httpx.Chain(boom, httpx.RequestID, httpx.Observe(logger, metrics), httpx.Recover(logger))
+	h := httpx.Chain(boom, httpx.RequestID, httpx.Observe(logger, metrics, nil), httpx.Recover(logger))
 
 	req := httptest.NewRequest(http.MethodGet, "/boom", nil)
 	req.Header.Set("X-Request-Id", "panic-1")

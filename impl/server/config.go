@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stratahq/strata/impl/httpx"
 	"github.com/stratahq/strata/impl/pipeline"
 	"github.com/stratahq/strata/impl/realtime"
 )
@@ -29,6 +30,10 @@ type Config struct {
 	// CORSOrigins lists the browser origins allowed to call the API; "*"
 	// allows any. Empty disables CORS.
 	CORSOrigins []string
+	// TrustedProxies lists the reverse proxies (CIDR prefixes or addresses)
+	// whose X-Forwarded-For names the client, for the per-IP limits. Empty
+	// trusts none: the peer address is the client's.
+	TrustedProxies []string
 	// ShutdownTimeout bounds how long in-flight requests may run after a
 	// shutdown signal.
 	ShutdownTimeout time.Duration
@@ -166,6 +171,9 @@ func (c Config) normalize() (Config, error) {
 	}
 	if c.JWTSecret != "" && len(c.JWTSecret) < 32 {
 		return c, errors.New("--jwt-secret: at least 32 characters")
+	}
+	if _, err := httpx.ParseTrustedProxies(c.TrustedProxies); err != nil {
+		return c, fmt.Errorf("--trusted-proxies: %w", err)
 	}
 	for _, o := range c.CORSOrigins {
 		if o == "*" {

@@ -283,9 +283,13 @@ func (a *App) buildHandler(ctx context.Context) (http.Handler, error) {
 		apierrors.Write(w, r, a.logger, apierrors.NotFound("no route for %s %s", r.Method, r.URL.Path))
 	})
 
+	proxies, err := httpx.ParseTrustedProxies(a.cfg.TrustedProxies)
+	if err != nil {
+		return nil, fmt.Errorf("--trusted-proxies: %w", err)
+	}
 	return httpx.Chain(mux,
 		httpx.RequestID,
-		httpx.Observe(a.logger, metrics),
+		httpx.Observe(a.logger, metrics, proxies),
 		httpx.Recover(a.logger),
 		a.cors(),
 		httpx.Route(router, a.logger),

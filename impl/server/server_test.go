@@ -318,6 +318,7 @@ func TestBadConfigIsRefused(t *testing.T) {
 	for name, mutate := range map[string]func(*server.Config){
 		"base url":    func(c *server.Config) { c.BaseURL = "ftp://x" },
 		"cors origin": func(c *server.Config) { c.CORSOrigins = []string{"not an origin"} },
+		"proxy":       func(c *server.Config) { c.TrustedProxies = []string{"10.0.0.0/33"} },
 	} {
 		cfg := server.Defaults()
 		cfg.DataDir = t.TempDir()
