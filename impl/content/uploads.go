@@ -1,6 +1,7 @@
 package content
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -146,6 +148,13 @@ func readField(part *multipart.Part) (string, error) {
 	}
 	if len(b) > maxFieldLen {
 		return "", apierrors.Validation("field %q is longer than %d bytes", part.FormName(), maxFieldLen)
+	}
+	// The same rules as text in JSON bodies (httpx.Validate).
+	if !utf8.Valid(b) {
+		return "", apierrors.Validation("field %q is not valid UTF-8", part.FormName())
+	}
+	if bytes.IndexByte(b, 0) >= 0 {
+		return "", apierrors.Validation("field %q: text must not contain NUL characters", part.FormName())
 	}
 	return string(b), nil
 }

@@ -167,6 +167,8 @@ func TestFailedUploadsLeaveNothing(t *testing.T) {
 		"two audio parts": {[]part{{name: "audio", filename: "a.wav", data: bytes.NewReader(wav)}, {name: "audio", filename: "b.wav", data: bytes.NewReader(wav)}}, 400, "validation_error"},
 		"over 25 MiB":     {[]part{{name: "audio", filename: "big.wav", data: io.MultiReader(bytes.NewReader(wav), io.LimitReader(zeros{}, 26<<20))}}, 413, "payload_too_large"},
 		"title too long":  {[]part{{name: "audio", filename: "a.wav", data: bytes.NewReader(wav)}, field("title", strings.Repeat("t", 201))}, 400, "validation_error"},
+		"NUL in a title":  {[]part{{name: "audio", filename: "a.wav", data: bytes.NewReader(wav)}, field("title", "a\x00b")}, 400, "validation_error"},
+		"tags not UTF-8":  {[]part{{name: "audio", filename: "a.wav", data: bytes.NewReader(wav)}, field("tags", "ok,\xff\xfe")}, 400, "validation_error"},
 	}
 	for name, c := range cases {
 		r := upload(t, e, s.AccessToken, "/api/content/voice-notes", c.parts...)

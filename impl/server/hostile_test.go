@@ -128,3 +128,37 @@ func fillPath(path, v string) string {
 		path = path[i+j+1:]
 	}
 }
+
+// TestTextWithNULIsRefused: a NUL character anywhere in a JSON body's text
+// is a 400 naming the field, and nothing is created; the six characters
+// \u0000 written as text (an escaped backslash) are ordinary text.
+func TestTextWithNULIsRefused(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t, nil)
+	s := e.NewUser("nul@example.com")
+	auth := testenv.Bearer(s.AccessToken)
+	for _, c := range []struct{ path, body, field string }{
+		{"/api/content/notes", `{"body":"\u0000"}`, `field "body"`},
+		{"/api/content/notes", `{"body":"ok","tags":["fine","a\u0000b"]}`, `field "tags.1"`},
+		{"/api/content/notes", `{"title":"x\U0000","body":"ok"}`, ""}, // not JSON's escape: a schema error, not ours
+		{"/api/content/folders", `{"name":"\u0000"}`, `field "name"`},
+		{"/api/data-platform/query", `{"sql":"SELECT '\u0000'"}`, `field "sql"`},
+	} {
+		r := e.Call("POST", c.path, c.body, append(auth, "Content-Type", "application/json", "X-Tenant-Id", s.User.AppMetadata.TenantID)...)
+		testenv.ExpectError(t, r, http.StatusBadRequest, "validation_error")
+		var msg struct{ Message string }
+		r.Decode(t, &msg)
+		if c.field != "" && !strings.HasSuffix(msg.Message, c.field+": text must not contain NUL characters") {
+			t.Errorf("%s %s: %s", c.path, c.body, msg.Message)
+		}
+	}
+	var list struct{ Total int }
+	e.Call("GET", "/api/content", "", auth...).Decode(t, &list)
+	if list.Total != 0 {
+		t.Fatalf("%d items were created", list.Total)
+	}
+	r := e.Call("POST", "/api/content/notes", `{"body":"a path: C:\\u0000"}`, append(auth, "Content-Type", "application/json")...)
+	if r.Status != http.StatusCreated || !strings.Contains(string(r.Body), `C:\\u0000`) {
+		t.Fatalf("escaped backslash: %d %s", r.Status, r.Body)
+	}
+}
