@@ -1076,7 +1076,7 @@ type DeleteFolderParams struct {
 
 // SearchContentParams defines parameters for SearchContent.
 type SearchContentParams struct {
-	// Q The natural-language query.
+	// Q The natural-language query, at most 1,000 characters.
 	Q string `form:"q" json:"q"`
 
 	// Limit Maximum number of results, 1 to 100.

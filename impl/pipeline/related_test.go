@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -144,6 +145,7 @@ func TestRelatedAndSearch(t *testing.T) {
 	testenv.ExpectError(t, e.Call("GET", "/api/content/"+ids[0]+"/related", "", testenv.Bearer(other.AccessToken)...), 404, "not_found")
 	testenv.ExpectError(t, e.Call("GET", "/api/content/"+ids[0]+"/related?limit=51", "", auth...), 400, "validation_error")
 	testenv.ExpectError(t, e.Call("GET", "/api/content/search", "", auth...), 400, "validation_error")
+	testenv.ExpectError(t, e.Call("GET", "/api/content/search?q="+strings.Repeat("x", 1001), "", auth...), 400, "validation_error")
 	var otherRes struct{ Data []related }
 	e.Call("GET", "/api/content/search?q=tomato", "", testenv.Bearer(other.AccessToken)...).Decode(t, &otherRes)
 	if len(otherRes.Data) != 0 {
