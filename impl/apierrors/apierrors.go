@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -186,10 +187,10 @@ func Write(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err erro
 		}
 		logger.LogAttrs(r.Context(), level, "request error", attrs...)
 	}
+	// The error's headers replace any set earlier for the same request (a
+	// quota middleware's RateLimit-* of the request that is now refused).
 	for k, vs := range e.Header {
-		for _, v := range vs {
-			w.Header().Add(k, v)
-		}
+		w.Header()[http.CanonicalHeaderKey(k)] = slices.Clone(vs)
 	}
 	body, mErr := json.Marshal(e)
 	if mErr != nil { // cannot happen for this struct; keep the response well-formed anyway

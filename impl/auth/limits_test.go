@@ -36,6 +36,14 @@ func TestTenantIsolationOnDataPlatform(t *testing.T) {
 			t.Errorf("%s X-Tenant-Id: %d %s, want 403 forbidden", name, r.Status, r.Body)
 		}
 	}
+	// The header twice, in either order, is refused like a wrong one.
+	for _, pair := range [][2]string{{a.User.AppMetadata.TenantID, tb.ID.String()}, {tb.ID.String(), a.User.AppMetadata.TenantID},
+		{a.User.AppMetadata.TenantID, a.User.AppMetadata.TenantID}} {
+		r := e.Call("GET", "/api/data-platform/schema", "", append(bearer(a.AccessToken), "X-Tenant-Id", pair[0], "X-Tenant-Id", pair[1])...)
+		if r.Status != 403 || r.JSON(t)["error"] != "forbidden" {
+			t.Errorf("X-Tenant-Id twice %v: %d %s, want 403 forbidden", pair, r.Status, r.Body)
+		}
+	}
 	// The tenant's own id passes the check (whatever the operation answers next).
 	r := e.Call("GET", "/api/data-platform/schema", "", append(bearer(a.AccessToken), "X-Tenant-Id", a.User.AppMetadata.TenantID)...)
 	if r.Status == 403 || r.Status == 401 {
@@ -72,8 +80,15 @@ func TestQuotasPerTierAreCountedSeparately(t *testing.T) {
 	r := dp(free)
 	expectError(t, r, http.StatusTooManyRequests, "RATE_LIMITED")
 	if r.Header.Get("Retry-After") != "2" || r.Header.Get("RateLimit-Limit") != "30" || r.Header.Get("RateLimit-Remaining") != "0" ||
-		r.Header.Get("RateLimit-Reset") == "" {
+		r.Header.Get("RateLimit-Reset") != "2" {
 		t.Fatalf("429 headers: %v", r.Header)
+	}
+	// One value per header: the refusal's, not also the quota's of the
+	// request it refuses.
+	for _, h := range []string{"Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} {
+		if n := len(r.Header.Values(h)); n != 1 {
+			t.Fatalf("%d values of %s: %v", n, h, r.Header.Values(h))
+		}
 	}
 	// Content has its own quota.
 	if r := content(free); r.Status != 200 && r.Status != 501 {

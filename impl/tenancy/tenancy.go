@@ -148,7 +148,7 @@ func (l *Limiter) Middleware(logger *slog.Logger) httpx.Middleware {
 			var quota Quota
 			switch {
 			case strings.HasPrefix(route.Path, "/api/data-platform/"):
-				if !tenantMatches(r.Header.Get(TenantHeader), p.TenantID) {
+				if !tenantMatches(r.Header.Values(TenantHeader), p.TenantID) {
 					apierrors.Write(w, r, logger, apierrors.New(http.StatusForbidden, apierrors.CodeForbidden,
 						"the %s header must be present and equal to the tenant of the token", TenantHeader))
 					return
@@ -187,8 +187,14 @@ func tierLimit(limits map[principal.Tier]int, tier principal.Tier) int {
 	return limits[principal.TierFree]
 }
 
-func tenantMatches(header string, tenant uuid.UUID) bool {
-	id, err := uuid.Parse(strings.TrimSpace(header))
+// tenantMatches reports whether the request names exactly one tenant, the
+// caller's: a repeated header is refused like a wrong one (403), whatever
+// its order, so that the validator never sees it.
+func tenantMatches(values []string, tenant uuid.UUID) bool {
+	if len(values) != 1 {
+		return false
+	}
+	id, err := uuid.Parse(strings.TrimSpace(values[0]))
 	return err == nil && id == tenant
 }
 

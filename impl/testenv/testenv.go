@@ -165,7 +165,9 @@ func (r Response) Decode(t testing.TB, v any) {
 	}
 }
 
-// Call sends a request with a JSON body (if any); headers alternate name, value.
+// Call sends a request with a JSON body (if any); headers alternate name,
+// value. A header given twice is sent twice; the first replaces the default
+// Content-Type.
 func (e *Env) Call(method, path, body string, headers ...string) Response {
 	e.T.Helper()
 	var rd io.Reader
@@ -179,8 +181,15 @@ func (e *Env) Call(method, path, body string, headers ...string) Response {
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	given := map[string]bool{}
 	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
+		name := http.CanonicalHeaderKey(headers[i])
+		if given[name] {
+			req.Header.Add(name, headers[i+1])
+		} else {
+			req.Header.Set(name, headers[i+1])
+		}
+		given[name] = true
 	}
 	resp, err := e.Srv.Client().Do(req)
 	if err != nil {
