@@ -290,15 +290,18 @@ func (p *Pipeline) process(ctx context.Context, args processArgs) error {
 		}
 		if transcript != nil {
 			cur.Transcription = transcript
-			cur.Body = *transcript
+			// The body holds the transcript, unless the user wrote one
+			// while the audio was being transcribed: their words win.
+			if cur.Body == "" {
+				cur.Body = *transcript
+			}
 			if cur.Title == "" {
 				cur.Title = firstWords(*transcript, 8)
 			}
 		}
-		if summary != "" || cur.AISummary != nil {
-			cur.AISummary = &summary
-			cur.Summary = summary
-		}
+		// Once processed, aiSummary is set, empty when there was no text.
+		cur.AISummary = &summary
+		cur.Summary = summary
 		cur.AITags = nonNil(tags)
 		cur.ProcessingStatus, cur.ProcessingError = content.StatusProcessed, ""
 		return nil

@@ -284,3 +284,96 @@ func TestPendingWorkResumesAfterRestart(t *testing.T) {
 		t.Fatalf("after restart: %+v", it)
 	}
 }
+
+// TestWhileTranscribing holds the transcription engine to look at a voice
+// note mid-pipeline: it has no related items yet (no vector, and none is
+// made on the fly), and a body the user writes meanwhile survives the
+// transcript, which still lands in transcription.
+func TestWhileTranscribing(t *testing.T) {
+	t.Parallel()
+	fixture := &whisperFixture{block: make(chan struct{})}
+	engine := httptest.NewServer(fixture)
+	t.Cleanup(engine.Close)
+	e := testenv.New(t, func(c *server.Config) { fastRetries(c); c.Pipeline.TranscribeURL = engine.URL })
+	s := e.NewUser("mid@example.com")
+	auth := testenv.Bearer(s.AccessToken)
+	var note item
+	e.Call("POST", "/api/content/notes", `{"body":"Call the plumber about the leaking tap in the kitchen."}`, auth...).Decode(t, &note)
+	waitProcessed(t, e, s.AccessToken, note.ID)
+
+	voice := uploadVoice(t, e, s.AccessToken, speech(t, "hello", "wav"), "plumber and kitchen tap")
+	deadline := time.Now().Add(30 * time.Second)
+	for fixture.calls.Load() < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the pipeline never called the engine")
+		}
+		time.Sleep(10 * time.Millisecond) // polling interval
+	}
+	var rel struct{ Data []related }
+	e.Call("GET", "/api/content/"+voice.ID+"/related", "", auth...).Decode(t, &rel)
+	if len(rel.Data) != 0 {
+		t.Fatalf("an item without a vector has related items: %+v", rel.Data)
+	}
+	if r := e.Call("PATCH", "/api/content/"+voice.ID, `{"body":"My own words about the tap."}`, auth...); r.Status != http.StatusOK {
+		t.Fatalf("PATCH: %d %s", r.Status, r.Body)
+	}
+	close(fixture.block)
+
+	deadline = time.Now().Add(60 * time.Second)
+	for {
+		it := waitProcessed(t, e, s.AccessToken, voice.ID)
+		if it.Transcription != nil { // the re-run after the edit has finished
+			if it.Body != "My own words about the tap." || *it.Transcription != "call the plumber about the leaking kitchen tap" {
+				t.Fatalf("after processing: body %q, transcription %q", it.Body, *it.Transcription)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no transcription after 60 s: %+v", it)
+		}
+		time.Sleep(50 * time.Millisecond) // polling interval
+	}
+}
+
+// TestItemsWithoutTextRankNowhere: a silent voice note is processed with an
+// empty aiSummary, has no related items, and appears in no other item's
+// related items nor in search.
+func TestItemsWithoutTextRankNowhere(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t, nil)
+	s := e.NewUser("silent@example.com")
+	auth := testenv.Bearer(s.AccessToken)
+	var ids []string
+	for _, body := range []string{"Bake the sourdough loaf in a hot oven.", "Knead the bread dough and let it rise overnight."} {
+		var n item
+		e.Call("POST", "/api/content/notes", `{"body":"`+body+`"}`, auth...).Decode(t, &n)
+		ids = append(ids, n.ID)
+	}
+	silent := uploadVoice(t, e, s.AccessToken, testenv.SilentWAV(16000), "")
+	for _, id := range append(ids, silent.ID) {
+		waitProcessed(t, e, s.AccessToken, id)
+	}
+	it := waitProcessed(t, e, s.AccessToken, silent.ID)
+	if it.ProcessingStatus != "processed" || strings.TrimSpace(it.Body) != "" || it.AiSummary == nil || *it.AiSummary != "" {
+		t.Fatalf("silent voice note: %+v", it)
+	}
+	var rel struct{ Data []related }
+	e.Call("GET", "/api/content/"+silent.ID+"/related", "", auth...).Decode(t, &rel)
+	if len(rel.Data) != 0 {
+		t.Fatalf("an item without text has related items: %+v", rel.Data)
+	}
+	e.Call("GET", "/api/content/"+ids[0]+"/related", "", auth...).Decode(t, &rel)
+	if len(rel.Data) != 1 || rel.Data[0].ID != ids[1] {
+		t.Fatalf("related of a note: %+v, want only the other note", rel.Data)
+	}
+	var found struct {
+		Data  []related
+		Total int
+	}
+	e.Call("GET", "/api/content/search?q=baking+bread", "", auth...).Decode(t, &found)
+	for _, d := range found.Data {
+		if d.ID == silent.ID {
+			t.Fatalf("search found the silent voice note: %+v", found.Data)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -78,18 +79,29 @@ func (v *Vectors) Close() {
 // Model is the embedding model in use.
 func (v *Vectors) Model() string { return v.embedder.Model() }
 
-// itemText is what gets embedded: title, text and tags.
+// itemText is what gets embedded: title, text and tags; "" when the item
+// has no text at all.
 func itemText(it store.Item, transcript *string) string {
 	body := it.Body
 	if transcript != nil {
 		body = *transcript
 	}
-	return strings.Join([]string{it.Title, body, strings.Join(it.Tags, " ")}, "\n")
+	text := strings.Join([]string{it.Title, body, strings.Join(it.Tags, " ")}, "\n")
+	if strings.TrimSpace(text) == "" {
+		return ""
+	}
+	return text
 }
 
-// EmbedItem computes an item's vector.
+// EmbedItem computes an item's vector; nil when the item has no text (a
+// silent voice note, a photo without caption), which is stored as such and
+// ranks nowhere: an empty text is not similar to anything.
 func (v *Vectors) EmbedItem(ctx context.Context, it store.Item, transcript *string) ([]float32, error) {
-	vecs, err := v.embedder.Embed(ctx, []string{itemText(it, transcript)})
+	text := itemText(it, transcript)
+	if text == "" {
+		return nil, nil
+	}
+	vecs, err := v.embedder.Embed(ctx, []string{text})
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +111,8 @@ func (v *Vectors) EmbedItem(ctx context.Context, it store.Item, transcript *stri
 	return vecs[0], nil
 }
 
-// Put stores an item's vector and updates the cache.
+// Put stores an item's vector (nil: the item has nothing to embed) and
+// updates the cache.
 func (v *Vectors) Put(ctx context.Context, it store.Item, vec []float32) error {
 	err := v.store.PutEmbedding(ctx, store.Embedding{ItemID: it.ID, UserID: it.UserID, Model: v.embedder.Model(),
 		Dim: len(vec), Vector: textai.EncodeVector(vec), UpdatedAt: v.now()})
@@ -111,10 +124,26 @@ func (v *Vectors) Put(ctx context.Context, it store.Item, vec []float32) error {
 	v.mu.Unlock()
 	if u != nil {
 		u.mu.Lock()
-		u.vecs[it.ID.String()] = vec
+		if ranks(vec) {
+			u.vecs[it.ID.String()] = vec
+		} else {
+			delete(u.vecs, it.ID.String())
+		}
 		u.mu.Unlock()
 	}
 	return nil
+}
+
+// ranks reports whether a vector takes part in ranking: the zero vector
+// (no text, or only stop words for the hashed embedder) is similar to
+// nothing.
+func ranks(vec []float32) bool {
+	for _, x := range vec {
+		if x != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // forUser returns the user's vectors, loading them and embedding the
@@ -179,7 +208,7 @@ func (v *Vectors) backfill(userID uuid.UUID, u *userVectors) {
 		v.mu.Unlock()
 	}()
 	ctx := v.background
-	embedded := 0
+	done := 0
 	for ctx.Err() == nil {
 		missing, err := v.store.ItemsWithoutEmbedding(ctx, userID, v.embedder.Model(), backfillBatch)
 		if err != nil || len(missing) == 0 {
@@ -188,16 +217,29 @@ func (v *Vectors) backfill(userID uuid.UUID, u *userVectors) {
 			}
 			break
 		}
-		texts := make([]string, len(missing))
-		for i, it := range missing {
-			texts[i] = itemText(it, nil)
+		// Items without text are stored as such (nil), the others embedded
+		// in one batch.
+		var texts []string
+		vecs := make([][]float32, len(missing))
+		for _, it := range missing {
+			if text := itemText(it, nil); text != "" {
+				texts = append(texts, text)
+			}
 		}
-		vecs, err := v.embedder.Embed(ctx, texts)
+		embedded, err := v.embedder.Embed(ctx, texts)
+		if err == nil && len(embedded) != len(texts) {
+			err = fmt.Errorf("embedder returned %d vectors for %d texts", len(embedded), len(texts))
+		}
 		if err != nil {
 			if ctx.Err() == nil {
 				v.logger.Error("embed items without a vector", "user_id", userID, "err", err)
 			}
 			break
+		}
+		for i, it := range missing {
+			if itemText(it, nil) != "" {
+				vecs[i], embedded = embedded[0], embedded[1:]
+			}
 		}
 		for i, it := range missing {
 			if err := v.Put(ctx, it, vecs[i]); err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -207,10 +249,10 @@ func (v *Vectors) backfill(userID uuid.UUID, u *userVectors) {
 				return
 			}
 		}
-		embedded += len(missing)
+		done += len(missing)
 	}
-	if embedded > 0 {
-		v.logger.Info("embedded items that had no vector", "user_id", userID, "items", embedded, "model", v.embedder.Model())
+	if done > 0 {
+		v.logger.Info("embedded items that had no vector", "user_id", userID, "items", done, "model", v.embedder.Model())
 	}
 }
 
@@ -225,7 +267,9 @@ func (v *Vectors) load(ctx context.Context, userID uuid.UUID, u *userVectors) er
 		if err != nil {
 			return fmt.Errorf("stored vector of %s: %w", e.ItemID, err)
 		}
-		u.vecs[e.ItemID.String()] = vec
+		if ranks(vec) {
+			u.vecs[e.ItemID.String()] = vec
+		}
 	}
 	return nil
 }
@@ -250,9 +294,8 @@ type Scored struct {
 // Related returns the user's items most similar to item id (itself
 // excluded), most similar first.
 func (v *Vectors) Related(ctx context.Context, userID, id uuid.UUID, limit int) ([]Scored, error) {
-	it, err := v.store.GetItem(ctx, userID, id)
-	if err != nil {
-		return nil, err
+	if _, err := v.store.GetItem(ctx, userID, id); err != nil {
+		return nil, err // another user's or unknown item: 404
 	}
 	u, err := v.forUser(ctx, userID)
 	if err != nil {
@@ -262,9 +305,9 @@ func (v *Vectors) Related(ctx context.Context, userID, id uuid.UUID, limit int) 
 	query, ok := u.vecs[id.String()]
 	u.mu.RUnlock()
 	if !ok {
-		if query, err = v.EmbedItem(ctx, it, nil); err != nil {
-			return nil, fmt.Errorf("embed: %w", err)
-		}
+		// No vector yet (the pipeline has not reached the item) or nothing
+		// to embed: no related items, as the contract says.
+		return nil, nil
 	}
 	return v.rank(ctx, userID, u, query, id.String(), limit, "", nil)
 }
@@ -283,13 +326,17 @@ func (v *Vectors) Search(ctx context.Context, userID uuid.UUID, q, itemType stri
 	if err != nil {
 		return nil, 0, fmt.Errorf("embed query: %w", err)
 	}
-	literal, _, err := v.store.ListItems(ctx, store.ItemFilter{UserID: userID, Q: q, Type: itemType, Limit: 100})
-	if err != nil {
-		return nil, 0, err
-	}
-	boost := make(map[uuid.UUID]bool, len(literal))
-	for _, it := range literal {
-		boost[it.ID] = true
+	// Literal matches are boosted for queries of three characters or more:
+	// one or two characters occur in nearly every item.
+	boost := map[uuid.UUID]bool{}
+	if utf8.RuneCountInString(strings.TrimSpace(q)) >= minLiteralQuery {
+		literal, _, err := v.store.ListItems(ctx, store.ItemFilter{UserID: userID, Q: q, Type: itemType, Limit: 100})
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, it := range literal {
+			boost[it.ID] = true
+		}
 	}
 	all, err := v.rank(ctx, userID, u, vecs[0], "", 1<<30, itemType, boost)
 	if err != nil {
@@ -307,6 +354,9 @@ func (v *Vectors) Search(ctx context.Context, userID uuid.UUID, q, itemType stri
 	}
 	return matches[:min(limit, len(matches))], len(matches), nil
 }
+
+// minLiteralQuery is the shortest query whose literal matches are boosted.
+const minLiteralQuery = 3
 
 // defaultMinRelevance drops search results that share essentially nothing
 // with the query, for embedders that do not know their own scale

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -20,7 +22,7 @@ const MaxWindows = 4
 const maxTextBytes = 64 << 10
 
 // Embed returns the vector of each text (Dim values, L2-normalised). A text without pieces (empty, or only
-// spaces) gets the zero vector. Texts longer than MaxTokens pieces are encoded in windows of MaxTokens
+// spaces) gets the zero vector; a text in capitals only is read in lower case. Texts longer than MaxTokens pieces are encoded in windows of MaxTokens
 // pieces, at most MaxWindows of them, whose vectors are averaged, weighted by their number of pieces, and
 // normalised again. It fails only when ctx is done.
 func (m *Encoder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
@@ -28,7 +30,7 @@ func (m *Encoder) Embed(ctx context.Context, texts []string) ([][]float32, error
 	var w work
 	for i, text := range texts {
 		v := make([]float32, Dim)
-		ids := m.tok.encode(truncateUTF8(text, maxTextBytes))
+		ids := m.tok.encode(unshout(truncateUTF8(text, maxTextBytes)))
 		ids = ids[:min(len(ids), MaxWindows*MaxTokens)]
 		for start := 0; start < len(ids); start += MaxTokens {
 			if err := ctx.Err(); err != nil {
@@ -45,6 +47,23 @@ func (m *Encoder) Embed(ctx context.Context, texts []string) ([][]float32, error
 		out[i] = v
 	}
 	return out, nil
+}
+
+// unshout lower-cases a text written in capitals only ("HERBS IN POTS"): the
+// model learnt from ordinary text, where whole words in capitals are rare
+// acronyms, and would read such a query as a string of them.
+func unshout(text string) string {
+	letters := false
+	for _, r := range text {
+		if unicode.IsLower(r) {
+			return text
+		}
+		letters = letters || unicode.IsLetter(r)
+	}
+	if !letters {
+		return text
+	}
+	return strings.ToLower(text)
 }
 
 // truncateUTF8 returns the longest prefix of s of at most n bytes that does not split a character.

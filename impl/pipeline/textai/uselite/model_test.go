@@ -121,3 +121,19 @@ func TestLongTextsAreBounded(t *testing.T) {
 		t.Fatal("a huge text does not embed like its first MaxWindows windows")
 	}
 }
+
+// TestCapitalsAreReadAsLowerCase: a query in capitals only embeds like the same words in lower case; text
+// with any lower-case letter is read as written.
+func TestCapitalsAreReadAsLowerCase(t *testing.T) {
+	m := model(t)
+	vecs, err := m.Embed(t.Context(), []string{"HERBS IN POTS", "herbs in pots", "NASA launches rockets", "nasa launches rockets"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(vecs[0], vecs[1]) {
+		t.Error("a text in capitals does not embed like its lower-case form")
+	}
+	if slices.Equal(vecs[2], vecs[3]) {
+		t.Error("an acronym in ordinary text was lower-cased")
+	}
+}
