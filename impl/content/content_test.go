@@ -1,6 +1,7 @@
 package content_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -269,5 +270,83 @@ func TestFolders(t *testing.T) {
 	raw, _ := json.Marshal(moved)
 	if !strings.Contains(string(raw), `"folderId":null`) {
 		t.Fatalf("folderId must be present as null: %s", raw)
+	}
+}
+
+// A folder id that no longer exists is 400 validation_error naming the
+// field, on every write that files something into a folder.
+func TestDeletedFolderIsAValidationError(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t, nil)
+	s := e.NewUser("gone@example.com")
+	auth := testenv.Bearer(s.AccessToken)
+	gone := e.Call("POST", "/api/content/folders", `{"name":"Gone"}`, auth...).JSON(t)["id"].(string)
+	kept := e.Call("POST", "/api/content/folders", `{"name":"Kept"}`, auth...).JSON(t)["id"].(string)
+	if r := e.Call("DELETE", "/api/content/folders/"+gone+"?recursive=true", "", auth...); r.Status != 204 {
+		t.Fatalf("delete folder: %d %s", r.Status, r.Body)
+	}
+	n := createNote(t, e, s.AccessToken, `{"body":"at the root"}`)
+	expect := func(what string, r testenv.Response, field string) {
+		t.Helper()
+		testenv.ExpectError(t, r, 400, "validation_error")
+		msg, _ := r.JSON(t)["message"].(string)
+		if !strings.Contains(msg, `"`+field+`"`) || strings.Contains(msg, gone) {
+			t.Errorf("%s: message %q must name %s and not echo the id", what, msg, field)
+		}
+	}
+	expect("create note", e.Call("POST", "/api/content/notes", `{"body":"b","folderId":"`+gone+`"}`, auth...), "folderId")
+	expect("move note", e.Call("PATCH", "/api/content/"+n.ID, `{"folderId":"`+gone+`"}`, auth...), "folderId")
+	expect("upload", upload(t, e, s.AccessToken, "/api/content/voice-notes",
+		part{name: "audio", filename: "a.wav", data: bytes.NewReader(wavBytes(100))}, field("folderId", gone)), "folderId")
+	expect("create folder", e.Call("POST", "/api/content/folders", `{"name":"x","parentId":"`+gone+`"}`, auth...), "parentId")
+	expect("move folder", e.Call("PATCH", "/api/content/folders/"+kept, `{"parentId":"`+gone+`"}`, auth...), "parentId")
+
+	var p page
+	e.Call("GET", "/api/content", "", auth...).Decode(t, &p)
+	if p.Total != 1 || p.Data[0].FolderID != nil {
+		t.Fatalf("refused writes changed something: %+v", p)
+	}
+	if files := blobFiles(t, e); len(files) != 0 {
+		t.Fatalf("the refused upload left a blob: %v", files)
+	}
+}
+
+// Creating notes in a folder while it is deleted recursively: each note is
+// either created before the deletion (and deleted with the folder) or
+// refused with 400; never a 500 from the foreign key.
+func TestNotesRacingARecursiveFolderDeletion(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t, nil)
+	s := e.NewUser("race@example.com")
+	auth := testenv.Bearer(s.AccessToken)
+	folder := e.Call("POST", "/api/content/folders", `{"name":"Doomed"}`, auth...).JSON(t)["id"].(string)
+	const n = 15
+	results := make(chan testenv.Response, n+1)
+	start := make(chan struct{})
+	for range n {
+		go func() {
+			<-start
+			results <- e.Call("POST", "/api/content/notes", `{"body":"racing","folderId":"`+folder+`"}`, auth...)
+		}()
+	}
+	go func() {
+		<-start
+		results <- e.Call("DELETE", "/api/content/folders/"+folder+"?recursive=true", "", auth...)
+	}()
+	close(start)
+	var created []string
+	for range n + 1 {
+		r := <-results
+		switch {
+		case r.Status == 201:
+			created = append(created, r.JSON(t)["id"].(string))
+		case r.Status == 204:
+		case r.Status == 400 && r.JSON(t)["error"] == "validation_error":
+		default:
+			t.Errorf("%d %s", r.Status, r.Body)
+		}
+	}
+	for _, id := range created {
+		testenv.ExpectError(t, e.Call("GET", "/api/content/"+id, "", auth...), 404, "not_found")
 	}
 }

@@ -224,18 +224,14 @@ func checkTitle(title string) error {
 	return nil
 }
 
-// checkFolder returns 400 when folderID is not one of the user's folders.
-func (s *Service) checkFolder(ctx context.Context, userID uuid.UUID, folderID *uuid.UUID, field string) error {
-	if folderID == nil {
-		return nil
+// noFolder turns the store's ErrNoFolder into 400 naming field. The store
+// checks folder references in the write's own transaction (not here before
+// it), so a folder deleted by a concurrent request is a 400, never a 500.
+func noFolder(err error, field string) error {
+	if errors.Is(err, store.ErrNoFolder) {
+		return apierrors.Validation("field %q: no such folder", field)
 	}
-	if _, err := s.store.GetFolder(ctx, userID, *folderID); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return apierrors.Validation("field %q: no such folder", field)
-		}
-		return err
-	}
-	return nil
+	return err
 }
 
 func notFound(id uuid.UUID) error {
@@ -268,9 +264,6 @@ func (s *Service) CreateNote(ctx context.Context, p principal.Principal, in Note
 	if err != nil {
 		return store.Item{}, err
 	}
-	if err := s.checkFolder(ctx, p.UserID, in.FolderID, "folderId"); err != nil {
-		return store.Item{}, err
-	}
 	now := s.now()
 	it := store.Item{ID: uuid.New(), UserID: p.UserID, Type: "note", Title: title, Body: in.Body, FolderID: in.FolderID,
 		Tags: tags, AITags: []string{}, ProcessingStatus: StatusPending, CreatedAt: now, UpdatedAt: now}
@@ -281,14 +274,15 @@ func (s *Service) CreateNote(ctx context.Context, p principal.Principal, in Note
 }
 
 // CreateItem stores an item built elsewhere (uploads), emits content:created
-// and hands it to the pipeline.
+// and hands it to the pipeline. A folder that is not the user's is 400
+// (field "folderId").
 func (s *Service) CreateItem(ctx context.Context, it store.Item) error {
 	err := s.write(func() ([]store.Event, error) {
 		ev, err := s.store.CreateItem(ctx, it, EventCreated, s.render)
 		return []store.Event{ev}, err
 	})
 	if err != nil {
-		return err
+		return noFolder(err, "folderId")
 	}
 	s.enqueue(ctx, it)
 	return nil
@@ -352,11 +346,6 @@ func (s *Service) Update(ctx context.Context, p principal.Principal, id uuid.UUI
 			return store.Item{}, err
 		}
 	}
-	if patch.FolderSet {
-		if err := s.checkFolder(ctx, p.UserID, patch.FolderID, "folderId"); err != nil {
-			return store.Item{}, err
-		}
-	}
 	var updated store.Item
 	err := s.write(func() ([]store.Event, error) {
 		it, ev, err := s.store.UpdateItem(ctx, p.UserID, id, func(it *store.Item) error {
@@ -393,7 +382,7 @@ func (s *Service) Update(ctx context.Context, p principal.Principal, id uuid.UUI
 	case errors.Is(err, store.ErrNotFound):
 		return updated, notFound(id)
 	case err != nil:
-		return updated, err
+		return updated, noFolder(err, "folderId")
 	}
 	s.enqueue(ctx, updated) // a changed body left it pending
 	return updated, nil
@@ -452,12 +441,12 @@ func (s *Service) CreateFolder(ctx context.Context, p principal.Principal, name 
 	if err != nil {
 		return store.Folder{}, err
 	}
-	if err := s.checkFolder(ctx, p.UserID, parentID, "parentId"); err != nil {
-		return store.Folder{}, err
-	}
 	now := s.now()
 	f := store.Folder{ID: uuid.New(), UserID: p.UserID, Name: name, ParentID: parentID, CreatedAt: now, UpdatedAt: now}
-	return f, s.store.CreateFolder(ctx, f)
+	if err := s.store.CreateFolder(ctx, f); err != nil {
+		return store.Folder{}, noFolder(err, "parentId")
+	}
+	return f, nil
 }
 
 // ListFolders lists the caller's folders by name.
@@ -481,11 +470,6 @@ func (s *Service) UpdateFolder(ctx context.Context, p principal.Principal, id uu
 			return store.Folder{}, err
 		}
 	}
-	if patch.ParentSet {
-		if err := s.checkFolder(ctx, p.UserID, patch.ParentID, "parentId"); err != nil {
-			return store.Folder{}, err
-		}
-	}
 	f, err := s.store.UpdateFolder(ctx, p.UserID, id, func(f *store.Folder) error {
 		changed := false
 		if patch.Name != nil && name != f.Name {
@@ -505,7 +489,7 @@ func (s *Service) UpdateFolder(ctx context.Context, p principal.Principal, id uu
 	case errors.Is(err, store.ErrConflict):
 		return f, apierrors.New(http.StatusConflict, apierrors.CodeConflict, "a folder cannot be moved into itself or its subfolders")
 	}
-	return f, err
+	return f, noFolder(err, "parentId")
 }
 
 // DeleteFolder deletes an empty folder; with recursive, also everything in

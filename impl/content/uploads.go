@@ -110,10 +110,7 @@ func (s *Service) Upload(ctx context.Context, p principal.Principal, spec Upload
 		if err != nil {
 			return fail(apierrors.Validation("field \"folderId\": not a UUID"))
 		}
-		folderID = &id
-		if err := s.checkFolder(ctx, p.UserID, folderID, "folderId"); err != nil {
-			return fail(err)
-		}
+		folderID = &id // checked by the store when the item is written
 	}
 	tags, err := cleanTags(strings.Split(tagsField, ","))
 	if err != nil {

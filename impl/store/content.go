@@ -2,10 +2,18 @@ package store
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/google/uuid"
 )
+
+// ErrNoFolder is returned by a write that files an item or a folder into a
+// folder the user does not have: an unknown id, another user's folder, or
+// one deleted while the request was on its way. The check runs in the
+// write's own transaction, so no concurrent deletion slips between check
+// and write.
+var ErrNoFolder = errors.New("store: no such folder")
 
 // Item is a content item (note, voice note, photo, post) of one user.
 type Item struct {
@@ -68,11 +76,13 @@ type ItemFilter struct {
 // ContentStore persists items, folders and the event log. Every write that
 // changes an item appends its event in the same transaction.
 type ContentStore interface {
-	// CreateItem inserts item and appends an event of eventType.
+	// CreateItem inserts item and appends an event of eventType; ErrNoFolder
+	// when item.FolderID is set and not one of the user's folders.
 	CreateItem(ctx context.Context, item Item, eventType string, render RenderEvent) (Event, error)
 	// UpdateItem reads the user's item, applies mutate and writes it back with
 	// an event at now (none when eventType is ""); ErrNotFound for another
-	// user's or an unknown item. mutate may return an error to abort.
+	// user's or an unknown item, ErrNoFolder when mutate moves it into a
+	// folder that is not one of the user's. mutate may return an error to abort.
 	UpdateItem(ctx context.Context, userID, id uuid.UUID, mutate func(*Item) error, now time.Time, eventType string, render RenderEvent) (Item, Event, error)
 	// DeleteItem deletes the user's item and appends its deletion event (at now).
 	DeleteItem(ctx context.Context, userID, id uuid.UUID, now time.Time, eventType string, render RenderEvent) (Item, Event, error)
@@ -80,11 +90,14 @@ type ContentStore interface {
 	// ListItems returns a page and the total number of matches.
 	ListItems(ctx context.Context, f ItemFilter) ([]Item, int, error)
 
+	// CreateFolder inserts f; ErrNoFolder when f.ParentID is set and not one
+	// of the user's folders.
 	CreateFolder(ctx context.Context, f Folder) error
 	GetFolder(ctx context.Context, userID, id uuid.UUID) (Folder, error)
 	ListFolders(ctx context.Context, userID uuid.UUID) ([]Folder, error)
-	// UpdateFolder applies mutate to the user's folder; ErrConflict when the
-	// new parent would make a cycle.
+	// UpdateFolder applies mutate to the user's folder; ErrNotFound for an
+	// unknown folder, ErrNoFolder when the new parent is not one of the user's
+	// folders, ErrConflict when it would make a cycle.
 	UpdateFolder(ctx context.Context, userID, id uuid.UUID, mutate func(*Folder) error) (Folder, error)
 	// DeleteFolder deletes a folder; with recursive, also its subfolders and
 	// every item in them (returned, with one deletion event each), else

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/stratahq/strata/impl/store"
 )
@@ -82,6 +84,32 @@ func getItem(ctx context.Context, q queryer, userID, id uuid.UUID) (store.Item, 
 	return scanItem(q.QueryRowContext(ctx, `SELECT `+itemColumns+` FROM items WHERE id = ? AND user_id = ?`, id.String(), userID.String()))
 }
 
+// checkFolderRef returns store.ErrNoFolder unless folderID (when set) is one
+// of userID's folders. Writes call it in their transaction, which holds the
+// write lock from its start (BEGIN IMMEDIATE): a folder deleted by a
+// concurrent request is either gone here or deleted after this write
+// commits (recursively, with what was just filed into it).
+func checkFolderRef(ctx context.Context, tx *sql.Tx, userID uuid.UUID, folderID *uuid.UUID) error {
+	if folderID == nil {
+		return nil
+	}
+	if _, err := getFolder(ctx, tx, userID, *folderID); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return store.ErrNoFolder
+		}
+		return err
+	}
+	return nil
+}
+
+// isForeignKeyError reports a write refused by a foreign key. checkFolderRef
+// makes it unreachable for folder references; the mapping stays as a second
+// line, so that a dangling folder id can never surface as a 500.
+func isForeignKeyError(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
+}
+
 // appendEvent renders the item and appends the event in the caller's transaction.
 func appendEvent(ctx context.Context, tx *sql.Tx, item store.Item, eventType string, render store.RenderEvent, now time.Time) (store.Event, error) {
 	payload, err := render(item)
@@ -112,11 +140,17 @@ func (s *Store) CreateItem(ctx context.Context, item store.Item, eventType strin
 		if err != nil {
 			return err
 		}
+		if err := checkFolderRef(ctx, tx, item.UserID, item.FolderID); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO items (`+itemColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			item.ID.String(), item.UserID.String(), item.Type, item.Title, item.Body, item.Summary, nullUUID(item.FolderID), tags,
 			nullString(item.MediaKind), emptyToNull(item.MediaKey), emptyToNull(item.MediaContentType), nullString(item.Transcription),
 			nullString(item.AISummary), aiTags, item.ProcessingStatus, emptyToNull(item.ProcessingError),
 			fmtTime(item.CreatedAt), fmtTime(item.UpdatedAt)); err != nil {
+			if isForeignKeyError(err) {
+				return store.ErrNoFolder
+			}
 			return fmt.Errorf("insert item: %w", err)
 		}
 		ev, err = appendEvent(ctx, tx, item, eventType, render, item.UpdatedAt)
@@ -134,8 +168,14 @@ func (s *Store) UpdateItem(ctx context.Context, userID, id uuid.UUID, mutate fun
 		if item, err = getItem(ctx, tx, userID, id); err != nil {
 			return err
 		}
+		folder := item.FolderID
 		if err := mutate(&item); err != nil {
 			return err
+		}
+		if !sameFolder(folder, item.FolderID) {
+			if err := checkFolderRef(ctx, tx, userID, item.FolderID); err != nil {
+				return err
+			}
 		}
 		tags, err := jsonList(item.Tags)
 		if err != nil {
@@ -151,6 +191,9 @@ func (s *Store) UpdateItem(ctx context.Context, userID, id uuid.UUID, mutate fun
 			item.Title, item.Body, item.Summary, nullUUID(item.FolderID), tags, nullString(item.MediaKind), emptyToNull(item.MediaKey),
 			emptyToNull(item.MediaContentType), nullString(item.Transcription), nullString(item.AISummary), aiTags,
 			item.ProcessingStatus, emptyToNull(item.ProcessingError), fmtTime(item.UpdatedAt), id.String(), userID.String()); err != nil {
+			if isForeignKeyError(err) {
+				return store.ErrNoFolder
+			}
 			return fmt.Errorf("update item: %w", err)
 		}
 		if eventType == "" {
@@ -160,6 +203,13 @@ func (s *Store) UpdateItem(ctx context.Context, userID, id uuid.UUID, mutate fun
 		return err
 	})
 	return item, ev, err
+}
+
+func sameFolder(a, b *uuid.UUID) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }
 
 // DeleteItem implements store.ContentStore.
@@ -291,12 +341,20 @@ func scanFolder(row rowScanner) (store.Folder, error) {
 
 // CreateFolder implements store.ContentStore.
 func (s *Store) CreateFolder(ctx context.Context, f store.Folder) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO folders (`+folderColumns+`) VALUES (?, ?, ?, ?, ?, ?)`,
-		f.ID.String(), f.UserID.String(), f.Name, nullUUID(f.ParentID), fmtTime(f.CreatedAt), fmtTime(f.UpdatedAt))
-	if err != nil {
-		return fmt.Errorf("insert folder: %w", err)
-	}
-	return nil
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		if err := checkFolderRef(ctx, tx, f.UserID, f.ParentID); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO folders (`+folderColumns+`) VALUES (?, ?, ?, ?, ?, ?)`,
+			f.ID.String(), f.UserID.String(), f.Name, nullUUID(f.ParentID), fmtTime(f.CreatedAt), fmtTime(f.UpdatedAt))
+		if isForeignKeyError(err) {
+			return store.ErrNoFolder
+		}
+		if err != nil {
+			return fmt.Errorf("insert folder: %w", err)
+		}
+		return nil
+	})
 }
 
 func getFolder(ctx context.Context, q queryer, userID, id uuid.UUID) (store.Folder, error) {
@@ -322,8 +380,14 @@ func (s *Store) UpdateFolder(ctx context.Context, userID, id uuid.UUID, mutate f
 		if f, err = getFolder(ctx, tx, userID, id); err != nil {
 			return err
 		}
+		parent := f.ParentID
 		if err := mutate(&f); err != nil {
 			return err
+		}
+		if !sameFolder(parent, f.ParentID) {
+			if err := checkFolderRef(ctx, tx, userID, f.ParentID); err != nil {
+				return err
+			}
 		}
 		// Walk up from the new parent: reaching the folder itself is a cycle.
 		for p := f.ParentID; p != nil; {
@@ -338,6 +402,9 @@ func (s *Store) UpdateFolder(ctx context.Context, userID, id uuid.UUID, mutate f
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE folders SET name = ?, parent_id = ?, updated_at = ? WHERE id = ?`,
 			f.Name, nullUUID(f.ParentID), fmtTime(f.UpdatedAt), id.String())
+		if isForeignKeyError(err) {
+			return store.ErrNoFolder
+		}
 		if err != nil {
 			return fmt.Errorf("update folder: %w", err)
 		}

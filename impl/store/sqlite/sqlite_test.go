@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -120,4 +121,79 @@ func TestPendingItemsPagesThroughAll(t *testing.T) {
 	if len(got) != len(want) {
 		t.Fatalf("paged %d pending items, want %d", len(got), len(want))
 	}
+}
+
+// Every write that files something into a folder checks the folder in its
+// own transaction: a folder that is gone (deleted by a concurrent request)
+// or belongs to someone else is store.ErrNoFolder, never a foreign-key
+// failure, and nothing is written.
+func TestWritesIntoAVanishedFolderAreErrNoFolder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), sqlite.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	render := func(store.Item) ([]byte, error) { return []byte("{}"), nil }
+	user, other := uuid.New(), uuid.New()
+	folder := func(owner uuid.UUID, parent *uuid.UUID) store.Folder {
+		t.Helper()
+		f := store.Folder{ID: uuid.New(), UserID: owner, Name: "f", ParentID: parent, CreatedAt: now, UpdatedAt: now}
+		if err := s.CreateFolder(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	note := func(folderID *uuid.UUID) store.Item {
+		return store.Item{ID: uuid.New(), UserID: user, Type: "note", Title: "t", Body: "b", FolderID: folderID,
+			ProcessingStatus: "pending", CreatedAt: now, UpdatedAt: now}
+	}
+
+	gone := folder(user, nil)
+	if _, _, err := s.DeleteFolder(ctx, user, gone.ID, true, now, "content:deleted", render); err != nil {
+		t.Fatal(err)
+	}
+	foreign := folder(other, nil)
+	kept := folder(user, nil)
+	root := note(nil)
+	if _, err := s.CreateItem(ctx, root, "content:created", render); err != nil {
+		t.Fatal(err)
+	}
+
+	for name, id := range map[string]uuid.UUID{"deleted folder": gone.ID, "another user's folder": foreign.ID, "unknown folder": uuid.New()} {
+		it := note(&id)
+		if _, err := s.CreateItem(ctx, it, "content:created", render); !errors.Is(err, store.ErrNoFolder) {
+			t.Errorf("create item in %s: %v, want ErrNoFolder", name, err)
+		}
+		if _, err := s.GetItem(ctx, user, it.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("create item in %s left an item: %v", name, err)
+		}
+		_, _, err := s.UpdateItem(ctx, user, root.ID, func(it *store.Item) error { it.FolderID = &id; return nil },
+			now, "content:updated", render)
+		if !errors.Is(err, store.ErrNoFolder) {
+			t.Errorf("move item into %s: %v, want ErrNoFolder", name, err)
+		}
+		if got, _ := s.GetItem(ctx, user, root.ID); got.FolderID != nil {
+			t.Errorf("move item into %s changed it: %v", name, got.FolderID)
+		}
+		f := store.Folder{ID: uuid.New(), UserID: user, Name: "child", ParentID: &id, CreatedAt: now, UpdatedAt: now}
+		if err := s.CreateFolder(ctx, f); !errors.Is(err, store.ErrNoFolder) {
+			t.Errorf("create folder in %s: %v, want ErrNoFolder", name, err)
+		}
+		if _, err := s.GetFolder(ctx, user, f.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("create folder in %s left a folder: %v", name, err)
+		}
+		_, err = s.UpdateFolder(ctx, user, kept.ID, func(f *store.Folder) error { f.ParentID = &id; return nil })
+		if !errors.Is(err, store.ErrNoFolder) {
+			t.Errorf("move folder into %s: %v, want ErrNoFolder", name, err)
+		}
+	}
+	// Unchanged references are not rechecked, and existing folders work.
+	if _, _, err := s.UpdateItem(ctx, user, root.ID, func(it *store.Item) error { it.FolderID = &kept.ID; return nil },
+		now, "content:updated", render); err != nil {
+		t.Fatalf("move item into an existing folder: %v", err)
+	}
+	folder(user, &kept.ID)
 }
