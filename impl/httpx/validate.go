@@ -11,6 +11,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/google/uuid"
 
 	"github.com/stratahq/strata/impl/apierrors"
 )
@@ -25,6 +26,16 @@ import (
 func Validate(logger *slog.Logger) Middleware {
 	opts := &openapi3filter.Options{
 		AuthenticationFunc: openapi3filter.NoopAuthenticationFunc,
+		// Ids are checked here, with a message naming the field, rather
+		// than by the generated code's decoding, whose errors name none.
+		SchemaValidationOptions: []openapi3.SchemaValidationOption{
+			openapi3.WithStringFormatValidator("uuid", openapi3.NewCallbackValidator(func(s string) error {
+				if _, err := uuid.Parse(s); err != nil {
+					return errors.New("must be a UUID")
+				}
+				return nil
+			})),
+		},
 	}
 	uploadOpts := *opts
 	uploadOpts.ExcludeRequestBody = true
@@ -142,6 +153,10 @@ func requestValidationError(err error) error {
 // RequestError without the schema dumps kin-openapi appends to Error().
 func describeCause(reqErr *openapi3filter.RequestError) string {
 	var schemaErr *openapi3.SchemaError
+	if errors.As(reqErr.Err, &schemaErr) && schemaErr.SchemaField == "format" && schemaErr.Schema != nil {
+		// kin-openapi's reason quotes the format's regular expression.
+		return formatReason(schemaErr.Schema.Format)
+	}
 	if errors.As(reqErr.Err, &schemaErr) && schemaErr.Reason != "" {
 		return schemaErr.Reason
 	}
@@ -161,6 +176,22 @@ func describeCause(reqErr *openapi3filter.RequestError) string {
 		return reqErr.Reason
 	}
 	return "does not match the schema"
+}
+
+// formatReason says what a value of an OpenAPI string format looks like.
+func formatReason(format string) string {
+	switch format {
+	case "uuid":
+		return "must be a UUID"
+	case "date-time":
+		return "must be an RFC 3339 date-time, e.g. 2026-12-31T23:59:59Z"
+	case "date":
+		return "must be a date, e.g. 2026-12-31"
+	case "email":
+		return "must be an email address"
+	default:
+		return "must be a valid " + format
+	}
 }
 
 func firstLine(s string) string {
