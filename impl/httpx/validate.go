@@ -68,16 +68,8 @@ func Validate(logger *slog.Logger) Middleware {
 				return
 			}
 			if options != &uploadOpts && route.Operation.RequestBody != nil {
-				field, found, err := nulField(r)
-				switch {
-				case err != nil:
-					apierrors.Write(w, r, logger, requestValidationError(err))
-					return
-				case found && field == "":
-					apierrors.Write(w, r, logger, apierrors.Validation("invalid request body: text must not contain NUL characters"))
-					return
-				case found:
-					apierrors.Write(w, r, logger, apierrors.Validation("invalid request body: field %q: text must not contain NUL characters", field))
+				if err := checkJSONText(r); err != nil {
+					apierrors.Write(w, r, logger, err)
 					return
 				}
 			}

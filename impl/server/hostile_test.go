@@ -129,10 +129,11 @@ func fillPath(path, v string) string {
 	}
 }
 
-// TestTextWithNULIsRefused: a NUL character anywhere in a JSON body's text
-// is a 400 naming the field, and nothing is created; the six characters
-// \u0000 written as text (an escaped backslash) are ordinary text.
-func TestTextWithNULIsRefused(t *testing.T) {
+// TestJSONTextRules: a NUL character anywhere in a JSON body's text is a 400
+// naming the field, and so is anything but spaces after the JSON value;
+// nothing is created. The six characters \u0000 written as text (an
+// escaped backslash) are ordinary text.
+func TestJSONTextRules(t *testing.T) {
 	t.Parallel()
 	e := testenv.New(t, nil)
 	s := e.NewUser("nul@example.com")
@@ -156,6 +157,19 @@ func TestTextWithNULIsRefused(t *testing.T) {
 	e.Call("GET", "/api/content", "", auth...).Decode(t, &list)
 	if list.Total != 0 {
 		t.Fatalf("%d items were created", list.Total)
+	}
+	// Anything after the JSON value is refused too.
+	for _, body := range []string{`{"body":"x"} {"body":"y"}`, `{"body":"x"} trailing`, `{"body":"x"}]`} {
+		r := e.Call("POST", "/api/content/notes", body, auth...)
+		testenv.ExpectError(t, r, http.StatusBadRequest, "validation_error")
+	}
+	if r := e.Call("POST", "/api/content/notes", "{\"body\":\"x\"} \n\t ", auth...); r.Status != http.StatusCreated {
+		t.Fatalf("trailing spaces: %d %s", r.Status, r.Body)
+	}
+	var after struct{ Total int }
+	e.Call("GET", "/api/content", "", auth...).Decode(t, &after)
+	if after.Total != 1 {
+		t.Fatalf("%d items after the trailing-data requests, want the one with trailing spaces", after.Total)
 	}
 	r := e.Call("POST", "/api/content/notes", `{"body":"a path: C:\\u0000"}`, append(auth, "Content-Type", "application/json")...)
 	if r.Status != http.StatusCreated || !strings.Contains(string(r.Body), `C:\\u0000`) {

@@ -3,34 +3,52 @@ package httpx
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/stratahq/strata/impl/apierrors"
 )
 
-// nulField reports whether a string (or key) in the JSON body contains a
-// NUL character, and the path of the first ("name", "tags.2", "config.key";
-// "" for the body itself). Text with NUL cannot be stored by PostgreSQL, breaks C-string
-// consumers downstream and is never what a person typed, so it is refused
-// like any other invalid value (PostgREST refuses it too). body is restored
-// for the handler; it is read only when it contains the escape that makes a
-// NUL in JSON, \u0000.
-func nulField(r *http.Request) (string, bool, error) {
+// checkJSONText applies the rules that a JSON body's schema cannot say: the
+// body is one JSON value (nothing after it but spaces), and no string or key
+// contains a NUL character, which PostgreSQL cannot store, breaks C-string
+// consumers downstream and is never what a person typed (PostgREST refuses
+// it too). It returns the 400 to answer, or nil. The body is restored for
+// the handler.
+func checkJSONText(r *http.Request) error {
 	if r.Body == nil || r.Body == http.NoBody {
-		return "", false, nil
+		return nil
 	}
 	raw, err := io.ReadAll(r.Body)
 	_ = r.Body.Close()
 	r.Body = io.NopCloser(bytes.NewReader(raw))
 	if err != nil {
-		return "", false, err
+		return requestValidationError(err)
 	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	var v json.RawMessage
+	if err := dec.Decode(&v); err != nil {
+		return nil // not JSON, or empty: the schema validation decides
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return apierrors.Validation("invalid JSON body: unexpected data after the JSON value")
+	}
+	// Only a body with the escape that makes a NUL in JSON needs the walk.
 	if !bytes.Contains(bytes.ToLower(raw), []byte(`\u0000`)) {
-		return "", false, nil
+		return nil
 	}
 	field, found := findNUL(json.NewDecoder(bytes.NewReader(raw)))
-	return field, found, nil
+	switch {
+	case !found:
+		return nil
+	case field == "":
+		return apierrors.Validation("invalid request body: text must not contain NUL characters")
+	default:
+		return apierrors.Validation("invalid request body: field %q: text must not contain NUL characters", field)
+	}
 }
 
 // findNUL walks one JSON value token by token, tracking the path.
