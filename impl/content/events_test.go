@@ -259,6 +259,39 @@ func TestReplaySince(t *testing.T) {
 	_ = first
 }
 
+// since=0 replays every event still in the log (event ids start at 1);
+// without since, nothing is replayed.
+func TestReplaySinceZeroReplaysTheWholeLog(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t, fastEvents)
+	s := e.NewUser("zero@example.com")
+	first := createNote(t, e, s.AccessToken, `{"body":"one"}`)
+	second := createNote(t, e, s.AccessToken, `{"body":"two"}`)
+
+	conn := dial(t, e, "?since=0&token="+s.AccessToken)
+	if r := read(t, conn); r.Type != "ready" {
+		t.Fatalf("got %+v", r)
+	}
+	// A live event right away: it comes after the replayed ones (once, by
+	// id), so a missing replay shows at once rather than as a read timeout.
+	live := createNote(t, e, s.AccessToken, `{"body":"live"}`)
+	for _, want := range []string{first.ID, second.ID, live.ID} {
+		if r := read(t, conn); r.Type != "content:created" || itemID(t, r) != want {
+			t.Fatalf("got %s of %s, want created %s (replayed, then live)", r.Type, itemID(t, r), want)
+		}
+	}
+
+	// No since: live events only.
+	fresh := dial(t, e, "?token="+s.AccessToken)
+	if r := read(t, fresh); r.Type != "ready" {
+		t.Fatalf("got %+v", r)
+	}
+	next := createNote(t, e, s.AccessToken, `{"body":"next"}`)
+	if r := read(t, fresh); r.Type != "content:created" || itemID(t, r) != next.ID {
+		t.Fatalf("without since got %+v, want only the live %s", r, next.ID)
+	}
+}
+
 func TestTokenExpiryAndRenewal(t *testing.T) {
 	t.Parallel()
 	e := testenv.New(t, fastEvents)

@@ -94,16 +94,18 @@ func NewServer(hub *Hub, auth Authenticator, log EventLog, logger *slog.Logger, 
 // Close ends every connection (close code 1001) and refuses new ones.
 func (s *Server) Close() { s.shutdown() }
 
-// ParseSince validates the ?since= value: an event id (a non-negative integer).
-func ParseSince(v string) (int64, error) {
+// ParseSince validates the ?since= value: an event id (a non-negative
+// integer). replay reports whether one was given: since=0 replays every
+// event still in the log (ids start at 1), while no since replays nothing.
+func ParseSince(v string) (since int64, replay bool, err error) {
 	if v == "" {
-		return 0, nil
+		return 0, false, nil
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < 0 {
-		return 0, errors.New("since must be an event id (a non-negative integer)")
+		return 0, false, errors.New("since must be an event id (a non-negative integer)")
 	}
-	return n, nil
+	return n, true, nil
 }
 
 // Message types sent by the server.
@@ -134,7 +136,7 @@ const maxClientMessage = 16 << 10
 // dropped, or its token expires. The caller has checked that the request is
 // a WebSocket upgrade and that ?since= parses.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	since, _ := ParseSince(r.URL.Query().Get("since"))
+	since, replay, _ := ParseSince(r.URL.Query().Get("since"))
 	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: s.opts.OriginPatterns})
 	if err != nil {
 		s.logger.InfoContext(r.Context(), "websocket accept failed", "err", err)
@@ -146,7 +148,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	stop := context.AfterFunc(s.base, cancel)
 	defer stop()
 	c := &client{srv: s, conn: conn, ctx: ctx}
-	status, reason := c.run(r.URL.Query().Get("token"), since)
+	status, reason := c.run(r.URL.Query().Get("token"), since, replay)
 	_ = conn.Close(status, reason)
 }
 
@@ -165,8 +167,9 @@ func (c *client) expired() bool {
 	return !c.expiresAt.IsZero() && !c.srv.opts.Now().Before(c.expiresAt)
 }
 
-// run returns the close status and reason.
-func (c *client) run(queryToken string, since int64) (websocket.StatusCode, string) {
+// run returns the close status and reason. With replay, the user's logged
+// events after since are sent before the live ones.
+func (c *client) run(queryToken string, since int64, replay bool) (websocket.StatusCode, string) {
 	token := queryToken
 	if token == "" {
 		var err error
@@ -188,7 +191,7 @@ func (c *client) run(queryToken string, since int64) (websocket.StatusCode, stri
 		return websocket.StatusGoingAway, "write failed"
 	}
 	last := since
-	if since > 0 {
+	if replay {
 		var err error
 		if last, err = c.replay(since); err != nil {
 			return websocket.StatusInternalError, "replay failed"

@@ -42,7 +42,7 @@ func (a *App) eventsHandler() http.Handler {
 				"this endpoint speaks WebSocket: send an Upgrade: websocket request"))
 			return
 		}
-		if _, err := realtime.ParseSince(r.URL.Query().Get("since")); err != nil {
+		if _, _, err := realtime.ParseSince(r.URL.Query().Get("since")); err != nil {
 			apierrors.Write(w, r, a.logger, apierrors.Validation("invalid query parameter \"since\": %v", err))
 			return
 		}
