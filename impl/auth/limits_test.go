@@ -263,3 +263,17 @@ func TestPerIPLimitBehindTrustedProxy(t *testing.T) {
 	}
 	expectError(t, password(direct, "victim@example.com", "correct horse", "198.51.100.1"), http.StatusTooManyRequests, "RATE_LIMITED")
 }
+
+// TestPasswordsLongerThanBcryptReadsNeverMatch: bcrypt reads 72 bytes, so a
+// password of 72 bytes followed by anything would match it; such a password
+// is wrong, like any other.
+func TestPasswordsLongerThanBcryptReadsNeverMatch(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	long := strings.Repeat("p", 72)
+	e.User("long@example.com", long, principal.TierFree)
+	if r := e.Password("long@example.com", long); r.Status != http.StatusOK {
+		t.Fatalf("the 72-byte password: %d %s", r.Status, r.Body)
+	}
+	expectOAuth(t, e.Password("long@example.com", long+"EXTRA"), "invalid_grant", "invalid_credentials")
+}

@@ -238,7 +238,13 @@ func (s *Service) PasswordGrant(ctx context.Context, email, password, clientIP s
 	case !errors.Is(err, store.ErrNotFound):
 		return Tokens{}, fmt.Errorf("password grant: %w", err)
 	}
-	if cmpErr := bcrypt.CompareHashAndPassword(hash, []byte(password)); cmpErr != nil || err != nil {
+	// bcrypt reads 72 bytes; sign-up refuses longer passwords, so a longer
+	// one cannot be right, however it starts (it still costs a comparison).
+	tooLong := len(password) > maxPasswordLen
+	if tooLong {
+		hash = s.dummyHash
+	}
+	if cmpErr := bcrypt.CompareHashAndPassword(hash, []byte(password)); cmpErr != nil || err != nil || tooLong {
 		s.attempts.fail(emailKey, ipKey)
 		return Tokens{}, errInvalidCredentials
 	}
@@ -415,12 +421,25 @@ func (s *Service) Signup(ctx context.Context, email, password string, meta map[s
 	return s.startSession(ctx, user)
 }
 
-// User returns the caller's user and tenant.
+// User returns the caller's user and tenant. Like GoTrue's, it checks what
+// other requests take on trust from the token: the session of an access
+// token must still be active (signed out → 401), and the user must exist.
 func (s *Service) User(ctx context.Context, p principal.Principal) (store.User, store.Tenant, error) {
+	if p.SessionID != uuid.Nil {
+		sess, err := s.store.GetSession(ctx, p.SessionID)
+		switch {
+		case errors.Is(err, store.ErrNotFound) || (err == nil && sess.RevokedAt != nil):
+			return store.User{}, store.Tenant{}, apierrors.New(http.StatusUnauthorized, apierrors.CodeUnauthenticated,
+				"the session of this access token has ended (signed out)")
+		case err != nil:
+			return store.User{}, store.Tenant{}, err
+		}
+	}
 	u, err := s.store.GetUser(ctx, p.UserID)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return u, store.Tenant{}, apierrors.NotFound("user not found")
+			return u, store.Tenant{}, apierrors.New(http.StatusUnauthorized, apierrors.CodeUnauthenticated,
+				"the user of this token does not exist")
 		}
 		return u, store.Tenant{}, err
 	}

@@ -129,10 +129,12 @@ func TestRefreshRotationReuseGraceAndReuseDetection(t *testing.T) {
 	e.Clock.Advance(2 * time.Second)
 	expectOAuth(t, e.Refresh(first.RefreshToken), "invalid_grant", "refresh_token_already_used")
 	expectOAuth(t, e.Refresh(second.RefreshToken), "invalid_grant", "session_expired")
-	// The access tokens stay valid until they expire (stateless JWTs).
-	if r := e.Call("GET", "/api/auth/v1/user", "", bearer(second.AccessToken)...); r.Status != 200 {
+	// The access tokens stay valid until they expire (stateless JWTs),
+	// except for GET /user, which checks the session as GoTrue's does.
+	if r := e.Call("GET", "/api/content", "", bearer(second.AccessToken)...); r.Status != 200 {
 		t.Fatalf("access token after revocation: %d", r.Status)
 	}
+	expectError(t, e.Call("GET", "/api/auth/v1/user", "", bearer(second.AccessToken)...), 401, "UNAUTHENTICATED")
 }
 
 func TestRefreshTokenExpiresAfter30Days(t *testing.T) {
@@ -189,6 +191,12 @@ func TestLogoutRevokesRefreshTokens(t *testing.T) {
 	expectOAuth(t, e.Refresh(a.RefreshToken), "invalid_grant", "session_expired")
 	if r := e.Refresh(b.RefreshToken); r.Status != 200 {
 		t.Fatalf("local logout revoked another session: %d", r.Status)
+	}
+	// GET /user checks the session, as GoTrue's does; other requests take
+	// the access token on trust until it expires.
+	expectError(t, e.Call("GET", "/api/auth/v1/user", "", bearer(a.AccessToken)...), 401, "UNAUTHENTICATED")
+	if r := e.Call("GET", "/api/auth/v1/user", "", bearer(b.AccessToken)...); r.Status != 200 {
+		t.Fatalf("GET /user with the other session: %d %s", r.Status, r.Body)
 	}
 	c := e.SignIn("out@example.com", "correct horse")
 	if r := e.Call("POST", "/api/auth/v1/logout?scope=global", "", bearer(c.AccessToken)...); r.Status != 204 {

@@ -202,7 +202,9 @@ func (s *Service) principalFromToken(ctx context.Context, tok jwt.Token) (princi
 	if tok.Get("email", &email) == nil {
 		p.Email = email
 	}
-	if tok.Get("session_id", &session) == nil {
+	// Only this server's sessions are known here; an external identity
+	// provider's session_id names one of its own.
+	if iss, _ := tok.Issuer(); iss == s.cfg.Issuer && tok.Get("session_id", &session) == nil {
 		p.SessionID, _ = uuid.Parse(session)
 	}
 	return p, nil
