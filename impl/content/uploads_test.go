@@ -2,15 +2,18 @@ package content_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"io"
 	"mime/multipart"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/stratahq/strata/impl/server"
 	"github.com/stratahq/strata/impl/testenv"
 )
 
@@ -196,4 +199,84 @@ type zeros struct{}
 func (zeros) Read(p []byte) (int, error) {
 	clear(p)
 	return len(p), nil
+}
+
+// uploadSized posts a voice-note form whose audio part is a WAV file of
+// exactly size bytes, with a title and tags beside it, streamed with a
+// Content-Length as curl -F sends it (the file is never held in memory).
+func uploadSized(t *testing.T, e *testenv.Env, token string, size int64) testenv.Response {
+	t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	for name, v := range map[string]string{"title": "A long recording", "tags": "big,limit"} {
+		if err := mw.WriteField(name, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := mw.CreateFormFile("audio", "big.wav"); err != nil {
+		t.Fatal(err)
+	}
+	head := bytes.Clone(buf.Bytes())
+	buf.Reset()
+	if err := mw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tail := bytes.Clone(buf.Bytes())
+	wav := wavBytes(0) // a 44-byte header; its sizes are set to size's
+	binary.LittleEndian.PutUint32(wav[4:], uint32(size-8))
+	binary.LittleEndian.PutUint32(wav[40:], uint32(size-int64(len(wav))))
+	body := io.MultiReader(bytes.NewReader(head), bytes.NewReader(wav), io.LimitReader(zeros{}, size-int64(len(wav))), bytes.NewReader(tail))
+	req, _ := http.NewRequest("POST", e.Srv.URL+"/api/content/voice-notes", body)
+	req.ContentLength = int64(len(head)) + size + int64(len(tail))
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := e.Srv.Client().Do(req)
+	if err != nil {
+		t.Fatalf("upload of %d bytes: %v", size, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return testenv.Response{Status: resp.StatusCode, Header: resp.Header, Body: raw}
+}
+
+// The 25 MiB limit is the file's: a WAV of exactly 25 MiB is accepted with
+// its form around it; one byte more is 413 and leaves no item and no blob.
+func TestUploadLimitCountsTheFile(t *testing.T) {
+	t.Parallel()
+	// A transcription engine that takes the audio and answers at once, so
+	// that the pipeline does not decode 13 minutes of silence locally.
+	engine := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"text":"silence"}`)
+	}))
+	t.Cleanup(engine.Close)
+	e := testenv.New(t, func(c *server.Config) { c.Pipeline.TranscribeURL = engine.URL })
+	s := e.NewUser("limit@example.com")
+	const limit = 25 << 20
+
+	r := uploadSized(t, e, s.AccessToken, limit)
+	if r.Status != http.StatusAccepted {
+		t.Fatalf("exactly 25 MiB: %d %s", r.Status, r.Body)
+	}
+	var it item
+	r.Decode(t, &it)
+	got := e.Call("HEAD", "/api/content/"+it.ID+"/media", "", testenv.Bearer(s.AccessToken)...)
+	if got.Status != 200 || got.Header.Get("Content-Length") != strconv.Itoa(limit) {
+		t.Fatalf("stored media: %d, %s bytes", got.Status, got.Header.Get("Content-Length"))
+	}
+
+	r = uploadSized(t, e, s.AccessToken, limit+1)
+	testenv.ExpectError(t, r, http.StatusRequestEntityTooLarge, "payload_too_large")
+	if msg := r.JSON(t)["message"].(string); !strings.Contains(msg, `"audio"`) {
+		t.Errorf("message %q does not name the part", msg)
+	}
+	var p page
+	e.Call("GET", "/api/content", "", testenv.Bearer(s.AccessToken)...).Decode(t, &p)
+	if p.Total != 1 {
+		t.Fatalf("%d items, want only the 25 MiB one", p.Total)
+	}
+	if files := blobFiles(t, e); len(files) != 1 {
+		t.Fatalf("blobs %v, want only the 25 MiB one", files)
+	}
 }
