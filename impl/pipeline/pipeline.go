@@ -83,6 +83,7 @@ type Pipeline struct {
 	vectors *Vectors
 	logger  *slog.Logger
 	client  *river.Client[*sql.Tx]
+	db      *sql.DB // river's tables, for the fair-share count
 }
 
 // processArgs is the job: process one revision of an item. Rev (a hash of
@@ -116,7 +117,7 @@ func New(ctx context.Context, db *sql.DB, st store.ContentStore, contentSvc *con
 	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		return nil, fmt.Errorf("river migrations: %w", err)
 	}
-	p := &Pipeline{cfg: cfg, store: st, content: contentSvc, media: mediaStore, engines: engines, vectors: vectors, logger: logger}
+	p := &Pipeline{cfg: cfg, store: st, content: contentSvc, media: mediaStore, engines: engines, vectors: vectors, logger: logger, db: db}
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, &worker{p: p}); err != nil {
 		return nil, err
@@ -167,10 +168,40 @@ func (p *Pipeline) Stop(ctx context.Context) error {
 	return p.client.Stop(ctx)
 }
 
+// Job priorities (river runs the lowest number first). A user's first
+// fairShare waiting jobs get normalPriority, further ones bulkPriority: a
+// bulk import waits behind every other user's notes instead of holding them
+// up for minutes.
+const (
+	normalPriority = 1
+	bulkPriority   = 4
+	fairShare      = 8
+)
+
+// priorityFor is the priority of a new job of userID.
+func (p *Pipeline) priorityFor(ctx context.Context, userID uuid.UUID) (int, error) {
+	var waiting int
+	err := p.db.QueryRowContext(ctx, `SELECT count(*) FROM river_job
+		WHERE kind = ? AND state IN ('available', 'scheduled', 'retryable', 'pending')
+		  AND json_extract(args, '$.user_id') = ?`, processArgs{}.Kind(), userID.String()).Scan(&waiting)
+	if err != nil {
+		return 0, fmt.Errorf("count waiting jobs: %w", err)
+	}
+	if waiting >= fairShare {
+		return bulkPriority, nil
+	}
+	return normalPriority, nil
+}
+
 // Enqueue implements content.Processor: one job per item revision (a job
 // already queued or running for the same body absorbs the request).
 func (p *Pipeline) Enqueue(ctx context.Context, it store.Item) error {
-	_, err := p.client.Insert(ctx, processArgs{ItemID: it.ID, UserID: it.UserID, Rev: revision(it)}, &river.InsertOpts{
+	priority, err := p.priorityFor(ctx, it.UserID)
+	if err != nil {
+		return fmt.Errorf("enqueue item %s: %w", it.ID, err)
+	}
+	_, err = p.client.Insert(ctx, processArgs{ItemID: it.ID, UserID: it.UserID, Rev: revision(it)}, &river.InsertOpts{
+		Priority: priority,
 		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
 			rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
 			rivertype.JobStateScheduled, rivertype.JobStateRetryable,

@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"mime/multipart"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -375,5 +377,82 @@ func TestItemsWithoutTextRankNowhere(t *testing.T) {
 		if d.ID == silent.ID {
 			t.Fatalf("search found the silent voice note: %+v", found.Data)
 		}
+	}
+}
+
+// orderFixture is an OpenAI-compatible chat server that records the order
+// in which notes reach it (by their text) and holds every request until
+// gate is closed, so that a test can queue jobs before any runs.
+type orderFixture struct {
+	gate  chan struct{}
+	mu    sync.Mutex
+	order []string
+}
+
+func (f *orderFixture) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Messages []struct{ Content string } `json:"messages"`
+	}
+	_ = json.NewDecoder(r.Body).Decode(&req)
+	select {
+	case <-f.gate:
+	case <-r.Context().Done():
+		return
+	}
+	if n := len(req.Messages); n > 0 {
+		f.mu.Lock()
+		f.order = append(f.order, req.Messages[n-1].Content)
+		f.mu.Unlock()
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{
+		"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": "notes, order"}}}})
+}
+
+// firstIndex is the position of the first recorded request about text.
+func (f *orderFixture) firstIndex(text string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, c := range f.order {
+		if strings.Contains(c, text) {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestBulkImportDoesNotHoldUpOthers: with one worker, a user who queues 20
+// notes gets 8 at the normal priority and the rest behind; another user's
+// note, queued last, runs before the bulk rest.
+func TestBulkImportDoesNotHoldUpOthers(t *testing.T) {
+	t.Parallel()
+	fixture := &orderFixture{gate: make(chan struct{})}
+	engine := httptest.NewServer(fixture)
+	t.Cleanup(engine.Close)
+	e := testenv.New(t, func(c *server.Config) {
+		c.PipelineWorkers = 1
+		c.Pipeline.LLMURL = engine.URL + "/v1"
+		c.Pipeline.HashedEmbeddings = true // the order is what counts here
+	})
+	bulk := e.NewUser("bulk@example.com")
+	other := e.NewUser("other@example.com")
+	var last item
+	for i := range 20 {
+		e.Call("POST", "/api/content/notes", fmt.Sprintf(`{"body":"bulk note number %02d"}`, i), testenv.Bearer(bulk.AccessToken)...).Decode(t, &last)
+	}
+	var mine item
+	e.Call("POST", "/api/content/notes", `{"body":"a note of another user"}`, testenv.Bearer(other.AccessToken)...).Decode(t, &mine)
+	close(fixture.gate)
+	waitProcessed(t, e, other.AccessToken, mine.ID)
+	waitProcessed(t, e, bulk.AccessToken, last.ID)
+
+	theirs := fixture.firstIndex("a note of another user")
+	for i := 10; i < 20; i++ {
+		if at := fixture.firstIndex(fmt.Sprintf("bulk note number %02d", i)); at < theirs {
+			t.Errorf("bulk note %d ran at %d, before the other user's note (%d)", i, at, theirs)
+		}
+	}
+	if at := fixture.firstIndex("bulk note number 01"); at > theirs {
+		t.Errorf("the bulk user's first notes lost their turn: note 1 ran at %d, the other user's at %d", at, theirs)
 	}
 }
