@@ -28,8 +28,8 @@ func TestHostedBackendSync(t *testing.T) {
 		 '{"k":[1,2]}', '{"z":true}', '2024-02-29', '12:34:56', '2024-05-01 12:30:00', '2024-05-01 12:30:00+02', '\xdeadbeef',
 		 '{1,2,3}', '{"a","b c"}', '1 day 2 hours'),
 		(2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)`)
-	q(`CREATE TABLE S.events (id bigint PRIMARY KEY, kind text NOT NULL, value double precision)`)
-	q(`INSERT INTO S.events SELECT g, 'kind-' || (g % 7), g * 0.5 FROM generate_series(1, 30000) g`)
+	q(`CREATE TABLE S.events (id bigint PRIMARY KEY, kind text NOT NULL, value double precision, price numeric NOT NULL)`)
+	q(`INSERT INTO S.events SELECT g, 'kind-' || (g % 7), g * 0.5, g * 0.25 FROM generate_series(1, 30000) g`)
 	q(`CREATE TABLE S.nokey (a text, b integer)`)
 	q(`INSERT INTO S.nokey SELECT 'row ' || g, g FROM generate_series(1, 2500) g`)
 
@@ -90,23 +90,37 @@ func TestHostedBackendSync(t *testing.T) {
 	var schemaResp struct {
 		Tables []struct {
 			Name    string
-			Columns []struct{ Name, Type string }
+			Columns []struct {
+				Name, Type string
+				Nullable   bool
+			}
 		}
 	}
 	e.Call("GET", "/api/data-platform/schema", "", e.h...).Decode(t, &schemaResp)
 	types := map[string]string{}
+	nullable := map[string]bool{}
 	for _, tb := range schemaResp.Tables {
-		if tb.Name == "everything" {
-			for _, c := range tb.Columns {
-				types[c.Name] = c.Type
-			}
+		for _, c := range tb.Columns {
+			types[tb.Name+"."+c.Name] = c.Type
+			nullable[tb.Name+"."+c.Name] = c.Nullable
 		}
 	}
 	for col, typ := range map[string]string{"id": "int4", "small": "int2", "big": "int8", "amount": "numeric", "flag": "bool",
 		"title": "text", "uid": "uuid", "docb": "jsonb", "day": "date", "at_tz": "timestamptz", "raw": "bytea", "nums": "_int4"} {
-		if types[col] != typ {
-			t.Errorf("schema type of %s = %q, want %q", col, types[col], typ)
+		if types["everything."+col] != typ {
+			t.Errorf("schema type of %s = %q, want %q", col, types["everything."+col], typ)
 		}
+	}
+	// Nullability is the source's: primary-key and NOT NULL columns are
+	// not nullable (also after a numeric column got its DECIMAL type).
+	for col, want := range map[string]bool{"everything.id": false, "everything.small": true, "everything.title": true,
+		"events.id": false, "events.kind": false, "events.value": true, "events.price": false, "nokey.a": true, "nokey.b": true} {
+		if got, ok := nullable[col]; !ok || got != want {
+			t.Errorf("schema: %s nullable = %v (listed: %v), want %v", col, got, ok, want)
+		}
+	}
+	if types["events.price"] != "numeric" {
+		t.Errorf("events.price is %q, want numeric", types["events.price"])
 	}
 
 	// The secret is sealed at rest and never logged.
@@ -136,9 +150,11 @@ func TestHostedBackendSync(t *testing.T) {
 	}
 
 	// A wrong key fails the sync with a clear error and keeps the tables.
-	e.Call("PATCH", "/api/data-platform/connectors/"+id, `{"config":{"service_role_key":"wrong"}}`, e.h...)
+	if r := e.Call("PATCH", "/api/data-platform/connectors/"+id, `{"config":{"service_role_key":"wrong-service-role-key"}}`, e.h...); r.Status != 200 {
+		t.Fatalf("patch the key: %d %s", r.Status, r.Body)
+	}
 	j = e.waitJob(t, e.sync(t))
-	if j.Status != "failed" || j.Error == nil || strings.Contains(*j.Error, "wrong") || !strings.Contains(*j.Error, "401") {
+	if j.Status != "failed" || j.Error == nil || strings.Contains(*j.Error, "wrong-service-role-key") || !strings.Contains(*j.Error, "401") {
 		t.Fatalf("bad key: %+v %v", j, j.Error)
 	}
 	if got := e.query(t, "SELECT count(*) AS n FROM events")[0]["n"]; got != float64(20000) {

@@ -110,7 +110,10 @@ func fitDecimals(ctx context.Context, conn *sql.Conn, table string, s *arrow.Sch
 	return nil
 }
 
-// columnDefs maps an Arrow schema to DuckDB column definitions.
+// columnDefs maps an Arrow schema to DuckDB column definitions. A field
+// that is not nullable (a NOT NULL or primary-key column of the source)
+// becomes a NOT NULL column, so the schema endpoint reports it as such; the
+// plugin host has already refused batches with nulls in such a column.
 func columnDefs(s *arrow.Schema) (string, error) {
 	if s == nil || s.NumFields() == 0 {
 		return "", errors.New("the table has no columns")
@@ -122,6 +125,9 @@ func columnDefs(s *arrow.Schema) (string, error) {
 			return "", fmt.Errorf("column %s: %w", f.Name, err)
 		}
 		defs[i] = quoteIdent(f.Name) + " " + typ
+		if !f.Nullable {
+			defs[i] += " NOT NULL"
+		}
 	}
 	return strings.Join(defs, ", "), nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
@@ -72,9 +73,23 @@ func EncodeBatch(rec arrow.RecordBatch) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// nullCount counts the nulls of a (validated) column from its validity
+// bitmap rather than trusting the null count the sender declared.
+func nullCount(d arrow.ArrayData) int {
+	if d.DataType().ID() == arrow.NULL {
+		return d.Len()
+	}
+	bufs := d.Buffers()
+	if len(bufs) == 0 || bufs[0] == nil || bufs[0].Len() == 0 {
+		return 0
+	}
+	return d.Len() - bitutil.CountSetBits(bufs[0].Bytes(), d.Offset(), d.Len())
+}
+
 // DecodeBatch parses one record batch message. It checks that b is an IPC
 // stream holding exactly one record batch and, when want is not nil, that
-// the batch's schema equals want. The returned batch is allocated from mem
+// the batch's schema equals want and its non-nullable columns hold no
+// nulls (the store declares them NOT NULL). The returned batch is allocated from mem
 // (the default allocator when nil) and owned by the caller, who releases it.
 // The bytes come from a plugin and are not trusted: any malformation is an
 // error, never a panic.
@@ -117,6 +132,12 @@ func DecodeBatch(b []byte, want *arrow.Schema, mem memory.Allocator) (rec arrow.
 		if err := validateColumn(col.Data()); err != nil {
 			rec.Release()
 			return nil, fmt.Errorf("column %q: %w", rec.ColumnName(i), err)
+		}
+		if !rec.Schema().Field(i).Nullable {
+			if n := nullCount(col.Data()); n > 0 {
+				rec.Release()
+				return nil, fmt.Errorf("column %q is not nullable but holds %d nulls", rec.ColumnName(i), n)
+			}
 		}
 	}
 	if r.Next() {

@@ -101,10 +101,14 @@ func TestDecodeBatchRejects(t *testing.T) {
 		{"other schema", one, "differs from the discovered schema"},
 		{"two batches", two.Bytes(), "more than one record batch"},
 		{"no batch", none, "no record batch"},
+		{"null in a non-nullable column", strictNulls(t, mem), `column "name" is not nullable but holds 1 nulls`},
 	} {
 		want := testSchema()
-		if tc.name == "other schema" {
+		switch tc.name {
+		case "other schema":
 			want = other
+		case "null in a non-nullable column":
+			want = strictSchema()
 		}
 		got, err := proto.DecodeBatch(tc.b, want, mem)
 		if err == nil {
@@ -139,4 +143,29 @@ func FuzzDecodeBatch(f *testing.F) {
 			got.Release()
 		}
 	})
+}
+
+// strictSchema is testSchema with name not nullable.
+func strictSchema() *arrow.Schema {
+	fields := testSchema().Fields()
+	fields[1].Nullable = false
+	return arrow.NewSchema(fields, nil)
+}
+
+// strictNulls is a batch of strictSchema whose non-nullable name column
+// holds a null anyway (arrow-go's builders do not stop that).
+func strictNulls(t testing.TB, mem memory.Allocator) []byte {
+	b := array.NewRecordBuilder(mem, strictSchema())
+	defer b.Release()
+	b.Field(0).(*array.Int64Builder).AppendValues([]int64{1, 2}, nil)
+	b.Field(1).(*array.StringBuilder).AppendValues([]string{"a", ""}, []bool{true, false})
+	b.Field(2).AppendNull()
+	b.Field(2).AppendNull()
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	out, err := proto.EncodeBatch(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
