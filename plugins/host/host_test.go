@@ -692,6 +692,15 @@ func TestSecretsStayOutOfErrors(t *testing.T) {
 			t.Errorf("err = %v", err)
 		}
 	}
+	// A short secret is redacted where it stands alone, not inside words
+	// (which gave "canno******** log in wi******** ********").
+	config = json.RawMessage(`{"mode":"leak","password":"t"}`)
+	if _, err := c.Discover(ctx, config); err == nil || err.Error() != "plugin faulty: Discover failed: cannot log in with ********" {
+		t.Errorf("short secret: err = %v", err)
+	}
+	if err := c.Check(ctx, config); err == nil || err.Error() != `check failed: password "********" rejected` {
+		t.Errorf("short secret: err = %v", err)
+	}
 }
 
 func TestShutdownKillsPlugins(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Redacted replaces secret values in messages.
@@ -37,17 +39,62 @@ func SecretValues(schema, config json.RawMessage) []string {
 	return slices.Compact(out)
 }
 
-// Redact replaces every occurrence of each secret in msg with [Redacted].
-// Pass secrets longest first (as [SecretValues] returns them) so that a
-// secret containing another is replaced whole.
+// MinInWordSecret is the length (in bytes) from which a secret is redacted
+// wherever it occurs. A shorter one is redacted only where it stands as a
+// whole token (see [Redact]): replacing every "k" of a message for the
+// secret "k" mangles the message ("hosted_bac********end") and hides
+// nothing, since such a secret is no more than a fragment of those words.
+const MinInWordSecret = 8
+
+// Redact replaces each secret in msg with [Redacted]: everywhere for a
+// secret of at least [MinInWordSecret] bytes, and only where it is not
+// part of a longer word (no letter or digit right before or after it) for
+// a shorter one. Pass secrets longest first (as [SecretValues] returns
+// them) so that a secret containing another is replaced whole.
 func Redact(msg string, secrets []string) string {
 	for _, s := range secrets {
-		if s != "" {
+		switch {
+		case s == "":
+		case len(s) >= MinInWordSecret:
 			msg = strings.ReplaceAll(msg, s, Redacted)
+		default:
+			msg = redactTokens(msg, s)
 		}
 	}
 	return msg
 }
+
+// redactTokens replaces the occurrences of s in msg that are not part of a
+// longer word. A boundary is needed only on a side where the secret itself
+// has a word character: "-k-" is whole inside "a-k-b".
+func redactTokens(msg, s string) string {
+	first, _ := utf8.DecodeRuneInString(s)
+	last, _ := utf8.DecodeLastRuneInString(s)
+	var b strings.Builder
+	done := 0 // msg[:done] is written
+	for from := 0; ; {
+		i := strings.Index(msg[from:], s)
+		if i < 0 {
+			break
+		}
+		start, end := from+i, from+i+len(s)
+		before, _ := utf8.DecodeLastRuneInString(msg[:start])
+		after, _ := utf8.DecodeRuneInString(msg[end:])
+		inWord := (start > 0 && isWordRune(first) && isWordRune(before)) ||
+			(end < len(msg) && isWordRune(last) && isWordRune(after))
+		if inWord {
+			from = start + 1
+			continue
+		}
+		b.WriteString(msg[done:start])
+		b.WriteString(Redacted)
+		done, from = end, end
+	}
+	b.WriteString(msg[done:])
+	return b.String()
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 func secretStrings(schema map[string]any, value any, out []string) []string {
 	switch v := value.(type) {

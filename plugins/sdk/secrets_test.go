@@ -35,3 +35,32 @@ func TestSecretValues(t *testing.T) {
 		t.Fatalf("bad config: %q", got)
 	}
 }
+
+// TestRedactShortSecrets: a secret shorter than MinInWordSecret is redacted
+// where it stands alone, not inside words, which it would mangle
+// ("hosted_bac********end") without hiding anything.
+func TestRedactShortSecrets(t *testing.T) {
+	for _, c := range []struct {
+		msg     string
+		secrets []string
+		want    string
+	}{
+		{"hosted_backend config: key k was refused (k)", []string{"k"}, "hosted_backend config: key ******** was refused (********)"},
+		{"k", []string{"k"}, "********"},
+		{"kk kkk k", []string{"kk"}, "******** kkk k"},
+		{"Authorization: Bearer abc12", []string{"abc12"}, "Authorization: Bearer ********"},
+		{"xabc12 abc12x abc12_ abc12", []string{"abc12"}, "xabc12 abc12x ********_ ********"},
+		{"a-k-b and -k-", []string{"-k-"}, "a********b and ********"},
+		{"café é", []string{"é"}, "café ********"},
+		{"apikey=k&x", []string{"k"}, "apikey=********&x"},
+		// From MinInWordSecret bytes on, every occurrence goes.
+		{"xx12345678xx", []string{"12345678"}, "xx********xx"},
+		// Longest first: the long secret is replaced whole, the short one
+		// only where it stands alone.
+		{"secret-long-value and sv", []string{"secret-long-value", "sv"}, "******** and ********"},
+	} {
+		if got := sdk.Redact(c.msg, c.secrets); got != c.want {
+			t.Errorf("Redact(%q, %q) = %q, want %q", c.msg, c.secrets, got, c.want)
+		}
+	}
+}
