@@ -1,33 +1,33 @@
 // Package connectors manages a tenant's data-source connectors: the types
 // available (installed plugins and the spec's announced types), creation
 // with validation against the type's JSON Schema, RFC 7386 merge-patch
-// updates, secrets sealed at rest and masked in every response, and
-// deletion (tables stay in the tenant store).
+// updates, secrets sealed at rest and masked in every response (and sent
+// only where they were entered for: see boundPaths), and deletion (tables
+// stay in the tenant store).
 package connectors
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 
 	"github.com/stratahq/strata/impl/apierrors"
 	"github.com/stratahq/strata/impl/store"
 )
 
 // Masked is how a secret appears in responses; sent back in a PATCH it
-// keeps the stored secret.
+// keeps the stored secret, and on create it is refused.
 const Masked = "********"
 
 // Service implements connector management.
@@ -39,12 +39,6 @@ type Service struct {
 
 	mu      sync.Mutex
 	schemas map[string]*compiledSchema // by type and schema text
-}
-
-type compiledSchema struct {
-	schema  *jsonschema.Schema
-	secrets [][]string // paths of "x-secret" properties
-	raw     map[string]any
 }
 
 // NewService returns the service.
@@ -90,79 +84,12 @@ func (s *Service) compile(t TypeInfo) (*compiledSchema, error) {
 	if c, ok := s.schemas[key]; ok {
 		return c, nil
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(t.ConfigSchema))
+	c, err := compileSchema(t)
 	if err != nil {
-		return nil, fmt.Errorf("config schema of %s: %w", t.Type, err)
+		return nil, err
 	}
-	compiler := jsonschema.NewCompiler()
-	url := "strata:connector/" + t.Type + ".json"
-	if err := compiler.AddResource(url, doc); err != nil {
-		return nil, fmt.Errorf("config schema of %s: %w", t.Type, err)
-	}
-	sch, err := compiler.Compile(url)
-	if err != nil {
-		return nil, fmt.Errorf("config schema of %s: %w", t.Type, err)
-	}
-	var raw map[string]any
-	_ = json.Unmarshal(t.ConfigSchema, &raw)
-	c := &compiledSchema{schema: sch, raw: raw, secrets: secretPaths(raw, nil)}
 	s.schemas[key] = c
 	return c, nil
-}
-
-// secretPaths finds the properties marked "x-secret": true.
-func secretPaths(schema map[string]any, prefix []string) [][]string {
-	props, _ := schema["properties"].(map[string]any)
-	var out [][]string
-	for name, p := range props {
-		prop, _ := p.(map[string]any)
-		path := append(append([]string{}, prefix...), name)
-		if secret, _ := prop["x-secret"].(bool); secret {
-			out = append(out, path)
-		}
-		out = append(out, secretPaths(prop, path)...)
-	}
-	return out
-}
-
-// applyDefaults fills missing top-level properties that have a default.
-func (c *compiledSchema) applyDefaults(config map[string]any) {
-	props, _ := c.raw["properties"].(map[string]any)
-	for name, p := range props {
-		prop, _ := p.(map[string]any)
-		if def, ok := prop["default"]; ok {
-			if _, set := config[name]; !set {
-				config[name] = def
-			}
-		}
-	}
-}
-
-// validate checks config against the type's schema; the message names the field.
-func (c *compiledSchema) validate(config map[string]any) error {
-	raw, err := json.Marshal(config)
-	if err != nil {
-		return apierrors.Validation("field \"config\": %v", err)
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return apierrors.Validation("field \"config\": %v", err)
-	}
-	err = c.schema.Validate(inst)
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return err
-	}
-	leaf := ve
-	for len(leaf.Causes) > 0 {
-		leaf = leaf.Causes[0]
-	}
-	field := "config"
-	if len(leaf.InstanceLocation) > 0 {
-		field = "config." + strings.Join(leaf.InstanceLocation, ".")
-	}
-	reason := leaf.ErrorKind.LocalizedString(message.NewPrinter(language.English))
-	return apierrors.Validation("field %q: %s", field, reason)
 }
 
 func binding(id uuid.UUID, path []string) string { return id.String() + "/" + strings.Join(path, "/") }
@@ -224,13 +151,19 @@ func (s *Service) unsealAll(id uuid.UUID, config map[string]any, prefix []string
 	return nil
 }
 
-// maskAll replaces every sealed value with Masked.
+// maskAll replaces every sealed value with Masked, and the password of a
+// URL with credentials with "xxxxx" (such URLs are refused since, but may
+// have been stored before).
 func maskAll(config map[string]any) {
 	for k, v := range config {
 		switch t := v.(type) {
 		case string:
 			if IsSealed(t) {
 				config[k] = Masked
+			} else if strings.Contains(t, "@") {
+				if u, err := url.Parse(t); err == nil && u.User != nil {
+					config[k] = u.Redacted()
+				}
 			}
 		case map[string]any:
 			maskAll(t)
@@ -293,6 +226,13 @@ func (s *Service) Create(ctx context.Context, tenantID uuid.UUID, in CreateInput
 	config := in.Config
 	if config == nil {
 		config = map[string]any{}
+	}
+	// The placeholder stands for a stored secret; a new connector has none.
+	for _, path := range schema.secrets {
+		if v, ok := valueAt(config, path); ok && v == Masked {
+			return store.Connector{}, apierrors.Validation("field %q: %q is how responses show a stored secret; "+
+				"a new connector has no stored secret to keep: send the secret itself", "config."+strings.Join(path, "."), Masked)
+		}
 	}
 	schema.applyDefaults(config)
 	if err := schema.validate(config); err != nil {
@@ -384,12 +324,18 @@ func (s *Service) patchConfig(ctx context.Context, c *store.Connector, patch map
 	if err := s.unsealAll(c.ID, current, nil); err != nil {
 		return false, err
 	}
+	resent := schema.secretsInClear(patch)
 	dropMasked(patch)
 	merged, _ := mergePatch(current, patch).(map[string]any)
 	if merged == nil {
 		merged = map[string]any{}
 	}
+	// A member set to null goes back to its default, as on create.
+	schema.applyDefaults(merged)
 	if err := schema.validate(merged); err != nil {
+		return false, err
+	}
+	if err := schema.checkSecretsResent(current, merged, resent); err != nil {
 		return false, err
 	}
 	if reflect.DeepEqual(normalize(merged), normalize(current)) {
@@ -400,6 +346,63 @@ func (s *Service) patchConfig(ctx context.Context, c *store.Connector, patch map
 	}
 	c.Config, err = json.Marshal(merged)
 	return true, err
+}
+
+// secretsInClear reports, for each secret path of the schema, whether the
+// patch sets it to a new value (anything but Masked and null).
+func (c *compiledSchema) secretsInClear(patch map[string]any) map[string]bool {
+	out := map[string]bool{}
+	for _, path := range c.secrets {
+		if parent, key, ok := lookup(patch, path); ok && parent[key] != nil && parent[key] != Masked {
+			out[strings.Join(path, ".")] = true
+		}
+	}
+	return out
+}
+
+// checkSecretsResent enforces the rule of secret-bound properties (see
+// boundPaths): when a PATCH changes one, every secret the merged config
+// holds must have been sent in clear in that PATCH, not kept (Masked or
+// omitted). Otherwise anyone allowed to edit the connector could point it
+// at their own host and receive the stored secrets with the next sync.
+func (c *compiledSchema) checkSecretsResent(current, merged map[string]any, resent map[string]bool) error {
+	var moved []string
+	for _, path := range c.bound {
+		before, _ := valueAt(current, path)
+		after, _ := valueAt(merged, path)
+		if !reflect.DeepEqual(normalizeValue(before), normalizeValue(after)) {
+			moved = append(moved, "config."+strings.Join(path, "."))
+		}
+	}
+	if len(moved) == 0 {
+		return nil
+	}
+	var kept []string
+	for _, path := range c.secrets {
+		if _, ok := valueAt(merged, path); ok && !resent[strings.Join(path, ".")] {
+			kept = append(kept, strconv.Quote("config."+strings.Join(path, ".")))
+		}
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	slices.Sort(kept)
+	slices.Sort(moved)
+	noun := "field"
+	if len(kept) > 1 {
+		noun = "fields"
+	}
+	return apierrors.Validation("%s %s: must be sent again in clear (not %q or omitted) when %s changes: "+
+		"a stored secret is only ever sent to the address it was entered with", noun, strings.Join(kept, ", "), Masked, strings.Join(moved, " or "))
+}
+
+// valueAt returns the value at path in config.
+func valueAt(config map[string]any, path []string) (any, bool) {
+	parent, key, ok := lookup(config, path)
+	if !ok {
+		return nil, false
+	}
+	return parent[key], true
 }
 
 // dropMasked removes values equal to Masked from a patch: "keep the secret".
@@ -418,8 +421,10 @@ func dropMasked(patch map[string]any) {
 
 // normalize round-trips through JSON so numbers compare equal however they
 // were decoded.
-func normalize(m map[string]any) any {
-	raw, _ := json.Marshal(m)
+func normalize(m map[string]any) any { return normalizeValue(m) }
+
+func normalizeValue(v any) any {
+	raw, _ := json.Marshal(v)
 	var out any
 	_ = json.Unmarshal(raw, &out)
 	return out

@@ -14,6 +14,8 @@ import (
 
 const benchRows = 1_000_000
 
+const benchKey = "bench-service-role-key"
+
 // BenchmarkSync1M measures a full sync of a 1M-row table (bigint, text,
 // double, timestamp) in rows/s, in one run:
 //   - hosted_backend: PostgreSQL → PostgREST fixture → plugin → Arrow IPC →
@@ -30,8 +32,8 @@ func BenchmarkSync1M(b *testing.B) {
 			g * 1.37::float8 AS amount, timestamp '2024-01-01' + g * interval '1 second' AS created_at
 			FROM generate_series(1, %d) g`, schema, benchRows))
 		postgrestfixture.Exec(b, pool, fmt.Sprintf(`ALTER TABLE %s.facts ADD PRIMARY KEY (id)`, schema))
-		_, backend := postgrestfixture.Start(b, postgrestfixture.Options{Pool: pool, Schema: schema, Key: "k", MaxRows: 10000})
-		benchSync(b, fmt.Sprintf(`{"name":"pg","type":"hosted_backend","config":{"hosted_backend_url":%q,"service_role_key":"k"}}`, backend.URL))
+		_, backend := postgrestfixture.Start(b, postgrestfixture.Options{Pool: pool, Schema: schema, Key: benchKey, MaxRows: 10000})
+		benchSync(b, fmt.Sprintf(`{"name":"pg","type":"hosted_backend","config":{"hosted_backend_url":%q,"service_role_key":%q}}`, backend.URL, benchKey))
 	})
 	b.Run("plugin-to-duckdb", func(b *testing.B) {
 		benchSync(b, fmt.Sprintf(`{"name":"n","type":"example_numbers","config":{"count":%d,"batch_size":10000}}`, benchRows))

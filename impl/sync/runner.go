@@ -368,7 +368,7 @@ func destination(c store.Connector, table string) (schema, name, qualified strin
 		Schema string `json:"destination_schema"`
 	}
 	_ = json.Unmarshal(c.Config, &cfg)
-	if cfg.Schema == "" || cfg.Schema == "main" {
+	if cfg.Schema == "" || strings.EqualFold(cfg.Schema, "main") {
 		return "main", table, table
 	}
 	return cfg.Schema, table, cfg.Schema + "." + table
@@ -391,6 +391,11 @@ func (r *Runner) syncConnector(ctx context.Context, st *jobState, c store.Connec
 	}
 	for i, t := range tables {
 		schema, name, qualified := destination(c, t.Name)
+		// Saved configs are checked when saved; this catches one saved
+		// before a rule existed, with a clearer error than the store's.
+		if err := connectors.CheckDestinationSchema(schema); err != nil {
+			return fmt.Errorf("destination_schema: %w", err)
+		}
 		if !validIdentifier(schema) || !validIdentifier(name) {
 			return fmt.Errorf("table %q: not a usable table name", qualified)
 		}

@@ -191,12 +191,17 @@ func TestConnectorCRUD(t *testing.T) {
 	if r.Status != 200 || r.JSON(t)["updatedAt"] != created {
 		t.Fatalf("no-op patch: %d %s", r.Status, r.Body)
 	}
-	// Merge patch: count changes, batch_size stays; null removes a key (back to its default in the plugin).
+	// Merge patch: count changes; null removes a key, which takes its
+	// default again (as on create).
+	r = e.Call("PATCH", "/api/data-platform/connectors/"+id, `{"config":{"batch_size":512}}`, e.h...)
+	if r.Status != 200 || r.JSON(t)["config"].(map[string]any)["batch_size"] != float64(512) {
+		t.Fatalf("patch batch_size: %d %s", r.Status, r.Body)
+	}
 	r = e.Call("PATCH", "/api/data-platform/connectors/"+id, `{"enabled":false,"name":"renamed","config":{"count":20,"batch_size":null}}`,
 		append(e.h, "Content-Type", "application/merge-patch+json")...)
 	m := r.JSON(t)
 	cfg := m["config"].(map[string]any)
-	if r.Status != 200 || m["enabled"] != false || m["name"] != "renamed" || cfg["count"] != float64(20) || cfg["batch_size"] != nil || m["updatedAt"] == created {
+	if r.Status != 200 || m["enabled"] != false || m["name"] != "renamed" || cfg["count"] != float64(20) || cfg["batch_size"] != float64(256) || m["updatedAt"] == created {
 		t.Fatalf("patch: %d %s", r.Status, r.Body)
 	}
 	testenv.ExpectError(t, e.Call("PATCH", "/api/data-platform/connectors/"+id, `{"config":{"count":"many"}}`, e.h...), 400, "validation_error")

@@ -8,7 +8,15 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
+
+// MinKeyLength is the shortest service_role_key accepted (real keys are
+// JWTs of a hundred characters and more).
+const MinKeyLength = 8
+
+// maxURLLength bounds hosted_backend_url.
+const maxURLLength = 2048
 
 // DefaultSyncIntervalSeconds is the sync interval used when the configuration
 // does not set sync_interval_seconds (spec 2.7).
@@ -33,7 +41,16 @@ type Config struct {
 }
 
 // configSchema is the JSON Schema of Config. service_role_key is marked
-// "x-secret" so the host seals it at rest and masks it in responses.
+// "x-secret" so the host seals it at rest and masks it in responses;
+// hosted_backend_url is marked "x-secret-bound" (it decides where the key is
+// sent), so the host accepts a change of it only with the key sent again.
+// The URL pattern is ParseConfig's URL rules (restBase) in JSON Schema, so
+// that the host refuses a bad URL when the connector is saved: an http(s)
+// scheme, a host, no userinfo (a password would be stored and shown in
+// clear), no query or fragment, no spaces or control characters. The
+// minimum key length keeps a key from matching inside ordinary words when
+// messages are redacted. TestConfigSchemaAgreesWithParseConfig keeps the
+// two in step.
 const configSchema = `{
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "title": "hosted_backend",
@@ -43,14 +60,16 @@ const configSchema = `{
     "hosted_backend_url": {
       "type": "string",
       "format": "uri",
-      "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://",
-      "description": "Project URL of the hosted backend, e.g. https://abcd.example.co"
+      "maxLength": 2048,
+      "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://[^/?#@:\\x00-\\x20\\x7f][^/?#@\\x00-\\x20\\x7f]*(/[^?#\\x00-\\x20\\x7f]*)?$",
+      "x-secret-bound": true,
+      "description": "Project URL of the hosted backend: http:// or https://, a host, optionally a port and a path, no credentials, query or fragment; e.g. https://abcd.example.co"
     },
     "service_role_key": {
       "type": "string",
-      "minLength": 1,
+      "minLength": 8,
       "x-secret": true,
-      "description": "Service-role JWT that bypasses row-level security"
+      "description": "Service-role JWT that bypasses row-level security (at least 8 characters)"
     },
     "sync_interval_seconds": {
       "type": "integer",
@@ -61,7 +80,7 @@ const configSchema = `{
     "destination_schema": {
       "type": "string",
       "pattern": "^[A-Za-z_][A-Za-z0-9_]*$",
-      "description": "DuckDB schema the tables land in (default main)"
+      "description": "DuckDB schema the tables land in (default main); Strata refuses the names it reserves (pg_catalog, information_schema, temp, system, …)"
     }
   },
   "required": ["hosted_backend_url", "service_role_key"],
@@ -117,6 +136,9 @@ func ParseConfig(raw json.RawMessage) (Config, error) {
 	if cfg.ServiceRoleKey == "" {
 		return Config{}, errors.New("hosted_backend config: service_role_key is required")
 	}
+	if utf8.RuneCountInString(cfg.ServiceRoleKey) < MinKeyLength {
+		return Config{}, fmt.Errorf("hosted_backend config: service_role_key must be at least %d characters long", MinKeyLength)
+	}
 	if cfg.DestinationSchema != "" && !identPattern.MatchString(cfg.DestinationSchema) {
 		return Config{}, errors.New("hosted_backend config: destination_schema must match ^[A-Za-z_][A-Za-z0-9_]*$")
 	}
@@ -126,17 +148,28 @@ func ParseConfig(raw json.RawMessage) (Config, error) {
 // restBase returns {hosted_backend_url}/rest/v1/ as a URL. A URL that already
 // ends in /rest/v1 is accepted as is, since users often paste the API URL.
 func restBase(raw string) (*url.URL, error) {
-	u, err := url.Parse(strings.TrimSpace(raw))
+	if len(raw) > maxURLLength {
+		return nil, fmt.Errorf("hosted_backend_url must be at most %d characters long", maxURLLength)
+	}
+	if strings.IndexFunc(raw, func(r rune) bool { return r <= 0x20 || r == 0x7f }) >= 0 {
+		return nil, errors.New("hosted_backend_url must not contain spaces or control characters")
+	}
+	// Checked on the text: url.Parse forgets an empty query ("x?") or
+	// fragment ("x#") and an empty userinfo ("http://@host").
+	if strings.ContainsAny(raw, "?#") {
+		return nil, errors.New("hosted_backend_url must not have a query or fragment")
+	}
+	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, errors.New("hosted_backend_url is not a valid URL")
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return nil, errors.New("hosted_backend_url must be an absolute http:// or https:// URL")
 	}
-	if u.Host == "" {
+	if u.Host == "" || u.Hostname() == "" {
 		return nil, errors.New("hosted_backend_url has no host")
 	}
-	if u.User != nil {
+	if u.User != nil || strings.Contains(u.Host, "@") {
 		return nil, errors.New("hosted_backend_url must not contain credentials")
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
