@@ -116,7 +116,8 @@ func TestConnectors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if updated.Enabled || updated.Config["count"] != float64(20) || updated.Config["batch_size"] != nil || !updated.UpdatedAt.After(created.UpdatedAt) {
+	// batch_size: null takes the key's default back (256).
+	if updated.Enabled || updated.Config["count"] != float64(20) || updated.Config["batch_size"] != float64(256) || !updated.UpdatedAt.After(created.UpdatedAt) {
 		t.Fatalf("merge patch: %+v", updated)
 	}
 	list, err := c.Connectors(ctx)
