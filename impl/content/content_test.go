@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -348,5 +349,34 @@ func TestNotesRacingARecursiveFolderDeletion(t *testing.T) {
 	}
 	for _, id := range created {
 		testenv.ExpectError(t, e.Call("GET", "/api/content/"+id, "", auth...), 404, "not_found")
+	}
+}
+
+// q matches case-insensitively beyond ASCII, short queries (answered
+// without the trigram index) included; a q with NUL is 400 naming it.
+func TestListSearchFoldsUnicodeCaseAndRefusesNUL(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t, nil)
+	s := e.NewUser("fold@example.com")
+	auth := testenv.Bearer(s.AccessToken)
+	for _, body := range []string{"une école", "ÉCOLE NORMALE", "ΣΊΣΥΦΟΣ", "ǅemal", "plain ascii"} {
+		createNote(t, e, s.AccessToken, `{"body":"`+body+`"}`)
+	}
+	for q, want := range map[string]int{
+		"É": 2, "é": 2, "éC": 2, "Éc": 2, "école": 2, "ÉCOLE": 2, "σ": 1, "ς": 1, "σί": 1, "ǆ": 1, "Ǆ": 1, "PL": 1, "x": 0,
+	} {
+		r := e.Call("GET", "/api/content?q="+url.QueryEscape(q), "", auth...)
+		var p page
+		r.Decode(t, &p)
+		if r.Status != 200 || p.Total != want {
+			t.Errorf("q=%q: %d, total %d, want %d", q, r.Status, p.Total, want)
+		}
+	}
+	for _, q := range []string{"%00", "a%00b", "%00%00%00"} {
+		r := e.Call("GET", "/api/content?q="+q, "", auth...)
+		testenv.ExpectError(t, r, 400, "validation_error")
+		if msg := r.JSON(t)["message"].(string); !strings.Contains(msg, `"q"`) {
+			t.Errorf("q=%s: message %q does not name q", q, msg)
+		}
 	}
 }

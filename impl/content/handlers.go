@@ -2,10 +2,12 @@ package content
 
 import (
 	"context"
+	"strings"
 
 	"github.com/google/uuid"
 
 	"github.com/stratahq/strata/gen/api"
+	"github.com/stratahq/strata/impl/apierrors"
 	"github.com/stratahq/strata/impl/principal"
 	"github.com/stratahq/strata/impl/realtime"
 	"github.com/stratahq/strata/impl/store"
@@ -37,6 +39,11 @@ func (h *Handlers) ListContent(ctx context.Context, req api.ListContentRequestOb
 		in.Type = string(*req.Params.Type)
 	}
 	if req.Params.Q != nil {
+		// Text with NUL is refused everywhere (docs/decisions.md); here it
+		// would also reach the LIKE and full-text patterns.
+		if strings.ContainsRune(*req.Params.Q, 0) {
+			return nil, apierrors.Validation("invalid query parameter \"q\": text must not contain NUL characters")
+		}
 		in.Q = *req.Params.Q
 	}
 	items, total, err := h.svc.List(ctx, p, in)

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"modernc.org/sqlite"
@@ -236,7 +238,7 @@ func (s *Store) GetItem(ctx context.Context, userID, id uuid.UUID) (store.Item, 
 }
 
 // minTrigram is the shortest q the trigram index can answer; shorter ones
-// scan the user's items with LIKE (ASCII case-insensitive).
+// scan the user's items with LIKE, once per case variant of q (caseVariants).
 const minTrigram = 3
 
 // ftsDrivenPageMax is the number of matches up to which a search page is
@@ -264,9 +266,13 @@ func (s *Store) ListItems(ctx context.Context, f store.ItemFilter) ([]store.Item
 		// tokenizer that is a case-insensitive substring match.
 		match = `"` + strings.ReplaceAll(f.Q, `"`, `""`) + `"`
 	} else if f.Q != "" {
-		pattern := "%" + escapeLike(f.Q) + "%"
-		where = append(where, `(items.title LIKE ? ESCAPE '\' OR items.body LIKE ? ESCAPE '\' OR items.summary LIKE ? ESCAPE '\' OR coalesce(items.transcription, '') LIKE ? ESCAPE '\')`)
-		args = append(args, pattern, pattern, pattern, pattern)
+		var likes []string
+		for _, v := range caseVariants(f.Q) {
+			pattern := "%" + escapeLike(v) + "%"
+			likes = append(likes, `items.title LIKE ? ESCAPE '\' OR items.body LIKE ? ESCAPE '\' OR items.summary LIKE ? ESCAPE '\' OR coalesce(items.transcription, '') LIKE ? ESCAPE '\'`)
+			args = append(args, pattern, pattern, pattern, pattern)
+		}
+		where = append(where, "("+strings.Join(likes, " OR ")+")")
 	}
 	cond := strings.Join(where, " AND ")
 
@@ -317,6 +323,38 @@ func qualified(columns string) string {
 		parts[i] = "items." + strings.TrimSpace(p)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// caseVariants returns the spellings of q that a case-insensitive match
+// must try with LIKE, which folds ASCII letters only: every combination of
+// the non-ASCII members of each rune's Unicode simple case-folding orbit
+// (É and é; σ, ς and Σ; k and the Kelvin sign), plus one ASCII member. The
+// trigram index folds Unicode case itself; this is for the short queries it
+// cannot answer (at most two runes, so at most a few dozen spellings), so
+// that ?q=É finds école like ?q=ÉCOLE does.
+func caseVariants(q string) []string {
+	variants := []string{""}
+	for _, r := range q {
+		alts := []rune{r}
+		ascii := r < utf8.RuneSelf
+		for m := unicode.SimpleFold(r); m != r; m = unicode.SimpleFold(m) {
+			if m < utf8.RuneSelf {
+				if ascii {
+					continue // LIKE already matches the other ASCII case
+				}
+				ascii = true
+			}
+			alts = append(alts, m)
+		}
+		next := make([]string, 0, len(variants)*len(alts))
+		for _, v := range variants {
+			for _, a := range alts {
+				next = append(next, v+string(a))
+			}
+		}
+		variants = next
+	}
+	return variants
 }
 
 func escapeLike(s string) string {
