@@ -67,6 +67,14 @@ func Validate(logger *slog.Logger) Middleware {
 				apierrors.Write(w, r, logger, requestValidationError(err))
 				return
 			}
+			for name, values := range r.URL.Query() {
+				for _, v := range values {
+					if strings.IndexByte(v, 0) >= 0 {
+						apierrors.Write(w, r, logger, apierrors.Validation("invalid query parameter %q: text must not contain NUL characters", name))
+						return
+					}
+				}
+			}
 			if options != &uploadOpts && route.Operation.RequestBody != nil {
 				if err := checkJSONText(r); err != nil {
 					apierrors.Write(w, r, logger, err)

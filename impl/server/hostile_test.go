@@ -158,6 +158,16 @@ func TestJSONTextRules(t *testing.T) {
 	if list.Total != 0 {
 		t.Fatalf("%d items were created", list.Total)
 	}
+	// So is a NUL in a query parameter, wherever the text goes.
+	for _, path := range []string{"/api/content/search?q=ab%00cd", "/api/content?q=%00"} {
+		r := e.Call("GET", path, "", auth...)
+		testenv.ExpectError(t, r, http.StatusBadRequest, "validation_error")
+		var msg struct{ Message string }
+		r.Decode(t, &msg)
+		if msg.Message != `invalid query parameter "q": text must not contain NUL characters` {
+			t.Errorf("%s: %q", path, msg.Message)
+		}
+	}
 	// Anything after the JSON value is refused too.
 	for _, body := range []string{`{"body":"x"} {"body":"y"}`, `{"body":"x"} trailing`, `{"body":"x"}]`} {
 		r := e.Call("POST", "/api/content/notes", body, auth...)
