@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -52,10 +53,11 @@ func (e *Engine) mapError(ctx context.Context, s *store, err error) error {
 		return mapContextError(ctx, err)
 	}
 	var dErr *duckdb.Error
-	if !errors.As(err, &dErr) {
-		// Driver-side errors (unsupported type, bind errors ...): the message
-		// is the driver's and carries no path.
-		return errExec("%s", e.scrub(err.Error())).WithInternalError(err)
+	if !errors.As(err, &dErr) || dErr.Msg == "" {
+		// Driver-side errors (unsupported type, bind errors ...): the driver
+		// joins its own message with DuckDB's, which is empty when the
+		// driver refused before calling DuckDB.
+		return errExec("%s", driverMessage(e.scrub(err.Error()))).WithInternalError(err)
 	}
 	msg := e.scrub(dErr.Msg)
 	switch dErr.Type {
@@ -88,6 +90,41 @@ func (e *Engine) mapError(ctx context.Context, s *store, err error) error {
 		return apierrors.ServiceUnavailable("the tenant's data store failed; retry").WithInternalError(err)
 	}
 	return errExec("%s", msg).WithInternalError(err)
+}
+
+// driverMessage turns the text of a driver-side error into a message for the
+// client: one line, without the driver's package prefix, never empty.
+func driverMessage(msg string) string {
+	msg = strings.ReplaceAll(msg, "database/sql/driver: ", "")
+	var parts []string
+	for _, line := range strings.Split(msg, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			parts = append(parts, line)
+		}
+	}
+	if len(parts) == 0 {
+		return "the database driver refused the query"
+	}
+	return strings.Join(parts, ": ")
+}
+
+// unsupportedColumn returns the error of a result the driver cannot read
+// because a column has a type it does not support (TIME_NS, VARIANT), as
+// documented for QueryResult.rows: cast it to VARCHAR. ok is false for
+// other errors. The driver reports the column's index as "index: N".
+func unsupportedColumn(err error, cols []Column) (apiErr *apierrors.Error, ok bool) {
+	msg := err.Error()
+	if !strings.Contains(msg, "unsupported data type") {
+		return nil, false
+	}
+	const hint = "has a type that query results cannot carry (TIME_NS and VARIANT are not supported): cast it to VARCHAR (e.g. col::VARCHAR)"
+	if i := strings.LastIndex(msg, "index: "); i >= 0 {
+		n, convErr := strconv.Atoi(strings.TrimSpace(strings.SplitN(msg[i+len("index: "):], ":", 2)[0]))
+		if convErr == nil && n >= 0 && n < len(cols) {
+			return errExec("result column %d (%q) %s", n+1, shortName(cols[n].Name), hint).WithInternalError(err), true
+		}
+	}
+	return errExec("a result column %s", hint).WithInternalError(err), true
 }
 
 // isMissingTable reports whether a DuckDB catalog error says that a table

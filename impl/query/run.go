@@ -4,12 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"math/big"
 	"strconv"
 	"strings"
 	"time"
@@ -27,8 +24,12 @@ type Request struct {
 	// Params binds placeholders: `?` and `$1` bind positionally to keys
 	// "1", "2", ...; `$name` binds to key "name". Values are JSON scalars
 	// (nil, bool, float64, json.Number, string; Go integers are accepted
-	// too) or arrays of them. Decode the request with UseNumber to keep
-	// integers beyond 2^53 exact. Unused keys are ignored.
+	// too) or arrays of them whose elements share a type (nulls aside),
+	// nested at most 4 deep, with at most 10,000 array elements in all
+	// parameters together; anything else is 400 validation_error naming
+	// the parameter. Decode the request with UseNumber to keep integers
+	// beyond 2^53 exact. Unused keys are ignored, but their values must be
+	// valid too.
 	Params map[string]any
 	// MaxRows is the number of rows returned at most (0 returns none);
 	// more rows set Result.Truncated.
@@ -71,6 +72,11 @@ func (e *Engine) Run(ctx context.Context, tenantID uuid.UUID, req Request) (res 
 	if req.MaxRows < 0 {
 		return nil, apierrors.Validation("maxRows must not be negative")
 	}
+	// Before any store is touched: a malformed value costs nothing.
+	params, err := checkParams(req.Params)
+	if err != nil {
+		return nil, err
+	}
 	cancel := context.CancelFunc(func() {})
 	if req.Timeout > 0 {
 		ctx, cancel = context.WithTimeout(ctx, req.Timeout)
@@ -105,11 +111,11 @@ func (e *Engine) Run(ctx context.Context, tenantID uuid.UUID, req Request) (res 
 	if err = r.prepare(req.SQL, explain); err != nil {
 		return nil, e.mapError(ctx, s, err)
 	}
-	args, err := bindArgs(r.stmt, req.Params)
+	args, err := bindArgs(r.stmt, params)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := r.stmt.QueryContext(ctx, args)
+	rows, err := r.query(ctx, args)
 	if err != nil {
 		return nil, e.mapError(ctx, s, err)
 	}
@@ -118,6 +124,9 @@ func (e *Engine) Run(ctx context.Context, tenantID uuid.UUID, req Request) (res 
 	// Prefetch: conversion errors of the first row (e.g. a type the driver
 	// cannot scan) still get a status code.
 	if err = r.fetch(); err != nil {
+		if apiErr, ok := unsupportedColumn(err, r.cols); ok && ctx.Err() == nil {
+			return nil, apiErr
+		}
 		return nil, e.mapError(ctx, s, err)
 	}
 	return r, nil
@@ -178,8 +187,9 @@ func discard(conn *sql.Conn) {
 }
 
 // bindArgs binds request params to the statement's placeholders by the
-// names DuckDB gives them ("1", "2" ... for ? and $n; the name for $name).
-func bindArgs(stmt *duckdb.Stmt, params map[string]any) ([]driver.NamedValue, error) {
+// names DuckDB gives them ("1", "2" ... for ? and $n; the name for $name),
+// each in the form its placeholder's type calls for (see bindValue).
+func bindArgs(stmt *duckdb.Stmt, params map[string]param) ([]driver.NamedValue, error) {
 	n := stmt.NumInput()
 	args := make([]driver.NamedValue, 0, n)
 	for i := 1; i <= n; i++ {
@@ -187,55 +197,34 @@ func bindArgs(stmt *duckdb.Stmt, params map[string]any) ([]driver.NamedValue, er
 		if err != nil {
 			return nil, errExec("parameter %d: %v", i, err)
 		}
-		v, ok := params[name]
+		p, ok := params[name]
 		if !ok {
 			return nil, errExec("missing parameter %q (params bind ? and $1 to keys \"1\", \"2\" ... and $name to key \"name\")", name)
 		}
-		cv, err := convertParam(v)
+		typ, err := stmt.ParamType(i)
 		if err != nil {
-			return nil, errExec("parameter %q: %v", name, err)
+			typ = duckdb.TYPE_INVALID
 		}
-		args = append(args, driver.NamedValue{Ordinal: i, Value: cv})
+		v, err := bindValue(name, p, typ)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, driver.NamedValue{Ordinal: i, Value: v})
 	}
 	return args, nil
 }
 
-// convertParam turns a decoded JSON value into a value the driver binds.
-// Integral numbers become int64, so that an untyped `SELECT $1` is a BIGINT.
-func convertParam(v any) (any, error) {
-	switch v := v.(type) {
-	case nil, bool, string, int, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32:
-		return v, nil
-	case float64:
-		if v == math.Trunc(v) && math.Abs(v) <= maxSafeInt {
-			return int64(v), nil
+// query binds args and executes the statement. The driver's binding
+// type-asserts Go values in places; bindValue never hands it a value that
+// fails there, and should one slip through, the panic becomes an error
+// here rather than leaking the connection and the store.
+func (r *Result) query(ctx context.Context, args []driver.NamedValue) (rows driver.Rows, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			rows, err = nil, apierrors.Internal(fmt.Errorf("query: driver panicked binding parameters: %v", p))
 		}
-		return v, nil
-	case json.Number:
-		if i, err := strconv.ParseInt(string(v), 10, 64); err == nil {
-			return i, nil
-		}
-		if bi, ok := new(big.Int).SetString(string(v), 10); ok {
-			return bi, nil // beyond int64: exact, as HUGEINT or BIGNUM
-		}
-		f, err := strconv.ParseFloat(string(v), 64)
-		if err != nil {
-			return nil, fmt.Errorf("bad number %s", v)
-		}
-		return f, nil
-	case []any:
-		out := make([]any, len(v))
-		for i, x := range v {
-			c, err := convertParam(x)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = c
-		}
-		return out, nil
-	default:
-		return nil, fmt.Errorf("unsupported value of type %T (use a JSON scalar or an array)", v)
-	}
+	}()
+	return r.stmt.QueryContext(ctx, args)
 }
 
 // Result is an executed query whose rows stream out through one of the

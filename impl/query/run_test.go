@@ -62,7 +62,6 @@ func TestParams(t *testing.T) {
 		{"missing positional", "SELECT ? AS a, ? AS b", map[string]any{"1": "x"}, `missing parameter "2"`},
 		{"missing named", "SELECT $who AS a", nil, `missing parameter "who"`},
 		{"missing dollar", "SELECT $1 AS a", map[string]any{"2": "x"}, `missing parameter "1"`},
-		{"object value", "SELECT $1 AS a", map[string]any{"1": map[string]any{"x": 1}}, "unsupported value"},
 		{"mixed styles", "SELECT ?, $name", map[string]any{"1": 1, "name": 2}, "Mixing named and positional"},
 		{"bad cast", "SELECT $1::INTEGER AS a", map[string]any{"1": "abc"}, "abc"},
 	} {
@@ -316,4 +315,31 @@ func TestManyTenantsConcurrently(t *testing.T) {
 	}
 	cancel()
 	<-heavyDone
+}
+
+// TestUnsupportedTypeHint: a column of a type the driver cannot read
+// (TIME_NS, VARIANT) is 400 query_execution_error with the hint the
+// contract promises, naming the column, not the driver's internals.
+func TestUnsupportedTypeHint(t *testing.T) {
+	t.Parallel()
+	e, _ := newEngine(t)
+	tenant := uuid.New()
+	for _, tc := range []struct{ sql, col string }{
+		{"SELECT 1 AS a, '12:00:00'::TIME_NS AS t", `result column 2 ("t")`},
+		{"SELECT ['12:00:00'::TIME_NS] AS l", `result column 1 ("l")`},
+		{"SELECT 1::VARIANT AS v", `result column 1 ("v")`},
+	} {
+		_, err := runJSON(t, e, tenant, query.Request{SQL: tc.sql})
+		var ae *apierrors.Error
+		if !errors.As(err, &ae) || ae.Code != apierrors.CodeQueryExecutionError || ae.StatusCode != http.StatusBadRequest {
+			t.Fatalf("%s: %v", tc.sql, err)
+		}
+		if !strings.HasPrefix(ae.Message, tc.col) || !strings.Contains(ae.Message, "cast it to VARCHAR") ||
+			strings.Contains(ae.Message, "driver") || strings.Contains(ae.Message, "index") {
+			t.Errorf("%s: message %q", tc.sql, ae.Message)
+		}
+	}
+	if got := scalar(t, mustQuery(t, e, tenant, "SELECT '12:00:00.123456789'::TIME_NS::VARCHAR AS t")); got != `"12:00:00.123456789"` {
+		t.Errorf("cast to VARCHAR: %s", got)
+	}
 }
