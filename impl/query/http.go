@@ -6,8 +6,10 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,10 +18,13 @@ import (
 	"github.com/stratahq/strata/impl/principal"
 )
 
-// Defaults of spec 2.1 for fields the request omits.
+// Defaults of spec 2.1 for fields the request omits, and the contract's
+// maxima (QueryRequest in openapi.yaml; the validator checks them first).
 const (
-	defaultMaxRows = 10000
-	defaultTimeout = 30 * time.Second
+	defaultMaxRows    = 10000
+	defaultTimeout    = 30 * time.Second
+	maxMaxRows        = 100000
+	maxTimeoutSeconds = 60
 )
 
 // Handler serves POST /api/data-platform/query: it decodes the request (the
@@ -35,19 +40,10 @@ func (e *Engine) Handler(logger *slog.Logger) http.Handler {
 			apierrors.Write(w, r, logger, apierrors.Internal(err))
 			return
 		}
-		var body api.QueryRequest
-		dec := json.NewDecoder(r.Body)
-		dec.UseNumber() // big integers bind exactly
-		if err := dec.Decode(&body); err != nil {
-			apierrors.Write(w, r, logger, apierrors.From(decodeError(err)))
+		req, err := decodeRequest(r.Body)
+		if err != nil {
+			apierrors.Write(w, r, logger, err)
 			return
-		}
-		req := Request{SQL: body.SQL, Params: body.Params, MaxRows: defaultMaxRows, Timeout: defaultTimeout}
-		if body.MaxRows != nil {
-			req.MaxRows = *body.MaxRows
-		}
-		if body.TimeoutSeconds != nil {
-			req.Timeout = time.Duration(*body.TimeoutSeconds) * time.Second
 		}
 		res, err := e.Run(r.Context(), p.TenantID, req)
 		if err != nil {
@@ -68,12 +64,92 @@ func (e *Engine) Handler(logger *slog.Logger) http.Handler {
 	})
 }
 
+// queryBody is the QueryRequest of the contract as the handler decodes it:
+// the integers as json.Number, because the validator accepts any JSON
+// number with an integral value (10.0, 1e3) and encoding/json refuses those
+// for an int.
+type queryBody struct {
+	SQL            string         `json:"sql"`
+	Params         map[string]any `json:"params"`
+	MaxRows        *json.Number   `json:"maxRows"`
+	TimeoutSeconds *json.Number   `json:"timeoutSeconds"`
+}
+
+// decodeRequest decodes a QueryRequest (the validation middleware has
+// checked it against the contract) into a Request with the defaults of
+// spec 2.1. The body must hold one JSON object and nothing after it but
+// white space.
+func decodeRequest(r io.Reader) (Request, error) {
+	var body queryBody
+	dec := json.NewDecoder(r)
+	dec.UseNumber() // big integers bind exactly
+	if err := dec.Decode(&body); err != nil {
+		return Request{}, decodeError(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return Request{}, err
+		}
+		return Request{}, apierrors.Validation("invalid JSON body: unexpected data after the JSON object")
+	}
+	req := Request{SQL: body.SQL, Params: body.Params, MaxRows: defaultMaxRows, Timeout: defaultTimeout}
+	if body.MaxRows != nil {
+		n, err := wholeNumber("maxRows", *body.MaxRows, maxMaxRows)
+		if err != nil {
+			return Request{}, err
+		}
+		req.MaxRows = int(n)
+	}
+	if body.TimeoutSeconds != nil {
+		n, err := wholeNumber("timeoutSeconds", *body.TimeoutSeconds, maxTimeoutSeconds)
+		if err != nil {
+			return Request{}, err
+		}
+		req.Timeout = time.Duration(n) * time.Second
+	}
+	return req, nil
+}
+
+// wholeNumber reads an integer field that may be written as 10, 10.0 or
+// 1e1, between 0 and limit.
+func wholeNumber(field string, n json.Number, limit int64) (int64, error) {
+	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
+		if i < 0 || i > limit {
+			return 0, apierrors.Validation("invalid request body: field %q: must be between 0 and %d", field, limit)
+		}
+		return i, nil
+	}
+	f, err := strconv.ParseFloat(string(n), 64)
+	if err != nil || f != math.Trunc(f) {
+		return 0, apierrors.Validation("invalid request body: field %q: must be an integer", field)
+	}
+	if f < 0 || f > float64(limit) {
+		return 0, apierrors.Validation("invalid request body: field %q: must be between 0 and %d", field, limit)
+	}
+	return int64(f), nil
+}
+
+// decodeError maps a JSON decoding error to a 400 validation_error that
+// names the field when there is one, without Go's type names.
 func decodeError(err error) error {
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
 		return err
 	}
-	return apierrors.Validation("invalid JSON body: %v", err)
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) && typeErr.Field != "" {
+		kind, _, _ := strings.Cut(typeErr.Value, " ") // "number 5": the kind, not the value
+		return apierrors.Validation("invalid request body: field %q: wrong type (a JSON %s)", typeErr.Field, kind)
+	}
+	var syntaxErr *json.SyntaxError
+	if errors.As(err, &syntaxErr) {
+		return apierrors.Validation("invalid JSON body: syntax error at byte %d", syntaxErr.Offset)
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return apierrors.Validation("invalid JSON body: the body ends early")
+	}
+	return apierrors.Validation("invalid JSON body: must be a JSON object")
 }
 
 // negotiate picks the result format from the Accept header: Arrow or CSV

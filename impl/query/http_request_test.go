@@ -66,3 +66,48 @@ func TestDeeplyNestedParamsAreRefusedFast(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryRequestBody: the body is one JSON object (nothing after it), and
+// maxRows/timeoutSeconds may be written as any JSON number with an integral
+// value, as JSON Schema's integer allows.
+//
+// The trailing-data cases send every field that has a default: when one is
+// missing, the validator writes the defaults into a re-encoded body, and
+// what followed the object is gone before anything can check it (see
+// decodeRequest's test for the handler's own check).
+func TestQueryRequestBody(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t, nil)
+	h, _ := tenantSession(t, e, "body@example.com")
+	const q = `"sql":"SELECT range AS i FROM range(20)"`
+	for _, tc := range []struct {
+		body   string
+		status int
+		rows   int
+		msg    string
+	}{
+		{`{` + q + `,"maxRows":10.0}`, 200, 10, ""},
+		{`{` + q + `,"maxRows":1e1}`, 200, 10, ""},
+		{`{` + q + `,"maxRows":5,"timeoutSeconds":1.0E1}`, 200, 5, ""},
+		{`{` + q + `,"maxRows":10}` + "\n\t ", 200, 10, ""},
+		{`{` + q + `,"maxRows":10.5}`, 400, 0, `maxRows`},
+		{`{` + q + `,"timeoutSeconds":2.5}`, 400, 0, `timeoutSeconds`},
+		{`{` + q + `,"params":{},"maxRows":10,"timeoutSeconds":5} trailing`, 400, 0, `invalid JSON body: unexpected data after the JSON`},
+		{`{` + q + `,"params":{},"maxRows":10,"timeoutSeconds":5}{"sql":"SELECT 2"}`, 400, 0, `invalid JSON body: unexpected data after the JSON`},
+	} {
+		r := e.Call("POST", "/api/data-platform/query", tc.body, h...)
+		if tc.status != 200 {
+			testenv.ExpectError(t, r, tc.status, "validation_error")
+			_, msg := errorBody(t, r)
+			if !strings.Contains(msg, tc.msg) || strings.Contains(msg, "Go struct") || strings.Contains(msg, "json:") {
+				t.Errorf("%s: message %q, want it to contain %q", tc.body, msg, tc.msg)
+			}
+			continue
+		}
+		var res httpResult
+		r.Decode(t, &res)
+		if r.Status != 200 || res.RowCount != tc.rows {
+			t.Errorf("%s: %d %s", tc.body, r.Status, r.Body)
+		}
+	}
+}
