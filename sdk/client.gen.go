@@ -646,12 +646,22 @@ type ProcessingStatus string
 
 // QueryRequest defines model for QueryRequest.
 type QueryRequest struct {
-	// MaxRows Maximum rows returned; beyond it the result is cut and `truncated` is true.
+	// MaxRows Maximum rows returned; beyond it the result is cut, `truncated` is true and so is the `X-Strata-Truncated` header.
 	MaxRows *int `json:"maxRows,omitempty"`
 
 	// Params Values for placeholders: `?` and `$1`-style bind positionally to keys
 	// `"1"`, `"2"`, …; `$name` binds to key `"name"`. Values are JSON scalars
-	// or arrays.
+	// or arrays whose elements share one type (nulls aside; a number with a
+	// fraction or exponent makes a numeric array a DOUBLE list), nested at
+	// most 4 deep, with at most 10,000 array elements in all parameters
+	// together. Anything else (an object, a mixed array) is
+	// `400 validation_error` naming `params.<key>`, for keys the statement
+	// does not use too. An array binds by its placeholder's type: where the
+	// statement gives it a list type (`$1::BIGINT[]`, `list_contains($1, 2)`)
+	// the engine casts it, nulls and empty lists included; a VARCHAR or JSON
+	// placeholder gets its JSON text; an untyped placeholder (`SELECT ?`,
+	// `unnest(?)`) gets the list type of its values and cannot take a null
+	// next to values (`400 validation_error`: give it a type).
 	Params map[string]interface{} `json:"params,omitempty"`
 
 	// SQL One read-only statement (SELECT, WITH, DESCRIBE, EXPLAIN, SHOW and the other SELECT-kind forms).
@@ -693,7 +703,7 @@ type QueryResult struct {
 	//   when keys are text, else an array of `{"key","value"}`; UNION →
 	//   `{"<tag>": value}`.
 	// * TIME_NS and VARIANT are not encodable: `400 query_execution_error`
-	//   (cast them to VARCHAR).
+	//   naming the column (cast it to VARCHAR).
 	//
 	// Result columns always report `nullable: true`: DuckDB does not know
 	// the nullability of a query's columns (the schema endpoint reports
@@ -1835,10 +1845,12 @@ type ClientInterface interface {
 	//
 	// Parameters: `?` and `$1`-style placeholders bind positionally to the keys
 	// `"1"`, `"2"`, …; `$name` placeholders bind to the key `"name"`. Values are
-	// JSON scalars or arrays. A missing parameter is `400 query_execution_error`.
+	// JSON scalars or arrays (see `params`). A missing parameter is
+	// `400 query_execution_error`.
 	//
 	// At most `maxRows` rows are returned; when more exist, the first `maxRows`
-	// are returned, `rowCount` counts them and `truncated` is `true`. A query
+	// are returned, `rowCount` counts them and `truncated` is `true`, and in
+	// every format the header `X-Strata-Truncated` says `true`. A query
 	// running longer than `timeoutSeconds` is `408 query_timeout`. Column types
 	// are the engine's SQL names (`VARCHAR`, `BIGINT`, …). A tenant's 6th
 	// concurrent `/query` or `/schema` request is `429 RATE_LIMITED`.
@@ -1860,10 +1872,12 @@ type ClientInterface interface {
 	//
 	// Parameters: `?` and `$1`-style placeholders bind positionally to the keys
 	// `"1"`, `"2"`, …; `$name` placeholders bind to the key `"name"`. Values are
-	// JSON scalars or arrays. A missing parameter is `400 query_execution_error`.
+	// JSON scalars or arrays (see `params`). A missing parameter is
+	// `400 query_execution_error`.
 	//
 	// At most `maxRows` rows are returned; when more exist, the first `maxRows`
-	// are returned, `rowCount` counts them and `truncated` is `true`. A query
+	// are returned, `rowCount` counts them and `truncated` is `true`, and in
+	// every format the header `X-Strata-Truncated` says `true`. A query
 	// running longer than `timeoutSeconds` is `408 query_timeout`. Column types
 	// are the engine's SQL names (`VARCHAR`, `BIGINT`, …). A tenant's 6th
 	// concurrent `/query` or `/schema` request is `429 RATE_LIMITED`.
@@ -2752,10 +2766,12 @@ func (c *RawClient) UpdateConnectorWithApplicationMergePatchPlusJSONBody(ctx con
 //
 // Parameters: `?` and `$1`-style placeholders bind positionally to the keys
 // `"1"`, `"2"`, …; `$name` placeholders bind to the key `"name"`. Values are
-// JSON scalars or arrays. A missing parameter is `400 query_execution_error`.
+// JSON scalars or arrays (see `params`). A missing parameter is
+// `400 query_execution_error`.
 //
 // At most `maxRows` rows are returned; when more exist, the first `maxRows`
-// are returned, `rowCount` counts them and `truncated` is `true`. A query
+// are returned, `rowCount` counts them and `truncated` is `true`, and in
+// every format the header `X-Strata-Truncated` says `true`. A query
 // running longer than `timeoutSeconds` is `408 query_timeout`. Column types
 // are the engine's SQL names (`VARCHAR`, `BIGINT`, …). A tenant's 6th
 // concurrent `/query` or `/schema` request is `429 RATE_LIMITED`.
@@ -2787,10 +2803,12 @@ func (c *RawClient) RunQueryWithBody(ctx context.Context, params *RunQueryParams
 //
 // Parameters: `?` and `$1`-style placeholders bind positionally to the keys
 // `"1"`, `"2"`, …; `$name` placeholders bind to the key `"name"`. Values are
-// JSON scalars or arrays. A missing parameter is `400 query_execution_error`.
+// JSON scalars or arrays (see `params`). A missing parameter is
+// `400 query_execution_error`.
 //
 // At most `maxRows` rows are returned; when more exist, the first `maxRows`
-// are returned, `rowCount` counts them and `truncated` is `true`. A query
+// are returned, `rowCount` counts them and `truncated` is `true`, and in
+// every format the header `X-Strata-Truncated` says `true`. A query
 // running longer than `timeoutSeconds` is `408 query_timeout`. Column types
 // are the engine's SQL names (`VARCHAR`, `BIGINT`, …). A tenant's 6th
 // concurrent `/query` or `/schema` request is `429 RATE_LIMITED`.
@@ -5007,10 +5025,12 @@ type ClientWithResponsesInterface interface {
 	//
 	// Parameters: `?` and `$1`-style placeholders bind positionally to the keys
 	// `"1"`, `"2"`, …; `$name` placeholders bind to the key `"name"`. Values are
-	// JSON scalars or arrays. A missing parameter is `400 query_execution_error`.
+	// JSON scalars or arrays (see `params`). A missing parameter is
+	// `400 query_execution_error`.
 	//
 	// At most `maxRows` rows are returned; when more exist, the first `maxRows`
-	// are returned, `rowCount` counts them and `truncated` is `true`. A query
+	// are returned, `rowCount` counts them and `truncated` is `true`, and in
+	// every format the header `X-Strata-Truncated` says `true`. A query
 	// running longer than `timeoutSeconds` is `408 query_timeout`. Column types
 	// are the engine's SQL names (`VARCHAR`, `BIGINT`, …). A tenant's 6th
 	// concurrent `/query` or `/schema` request is `429 RATE_LIMITED`.
@@ -5032,10 +5052,12 @@ type ClientWithResponsesInterface interface {
 	//
 	// Parameters: `?` and `$1`-style placeholders bind positionally to the keys
 	// `"1"`, `"2"`, …; `$name` placeholders bind to the key `"name"`. Values are
-	// JSON scalars or arrays. A missing parameter is `400 query_execution_error`.
+	// JSON scalars or arrays (see `params`). A missing parameter is
+	// `400 query_execution_error`.
 	//
 	// At most `maxRows` rows are returned; when more exist, the first `maxRows`
-	// are returned, `rowCount` counts them and `truncated` is `true`. A query
+	// are returned, `rowCount` counts them and `truncated` is `true`, and in
+	// every format the header `X-Strata-Truncated` says `true`. A query
 	// running longer than `timeoutSeconds` is `408 query_timeout`. Column types
 	// are the engine's SQL names (`VARCHAR`, `BIGINT`, …). A tenant's 6th
 	// concurrent `/query` or `/schema` request is `429 RATE_LIMITED`.
@@ -7484,6 +7506,11 @@ func (r UpdateConnectorResponse) ContentType() string {
 	return ""
 }
 
+// RunQueryResponse200Headers the declared response headers of an HTTP 200 response for RunQuery
+type RunQueryResponse200Headers struct {
+	XStrataTruncated bool
+}
+
 // RunQueryResponse429Headers the declared response headers of an HTTP 429 response for RunQuery
 type RunQueryResponse429Headers struct {
 	RateLimitLimit     int
@@ -7517,6 +7544,8 @@ type RunQueryResponse struct {
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RunQueryResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *RunQueryResponse429Headers
 }
@@ -8748,10 +8777,12 @@ func (c *ClientWithResponses) UpdateConnectorWithApplicationMergePatchPlusJSONBo
 //
 // Parameters: `?` and `$1`-style placeholders bind positionally to the keys
 // `"1"`, `"2"`, …; `$name` placeholders bind to the key `"name"`. Values are
-// JSON scalars or arrays. A missing parameter is `400 query_execution_error`.
+// JSON scalars or arrays (see `params`). A missing parameter is
+// `400 query_execution_error`.
 //
 // At most `maxRows` rows are returned; when more exist, the first `maxRows`
-// are returned, `rowCount` counts them and `truncated` is `true`. A query
+// are returned, `rowCount` counts them and `truncated` is `true`, and in
+// every format the header `X-Strata-Truncated` says `true`. A query
 // running longer than `timeoutSeconds` is `408 query_timeout`. Column types
 // are the engine's SQL names (`VARCHAR`, `BIGINT`, …). A tenant's 6th
 // concurrent `/query` or `/schema` request is `429 RATE_LIMITED`.
@@ -8779,10 +8810,12 @@ func (c *ClientWithResponses) RunQueryWithBodyWithResponse(ctx context.Context, 
 //
 // Parameters: `?` and `$1`-style placeholders bind positionally to the keys
 // `"1"`, `"2"`, …; `$name` placeholders bind to the key `"name"`. Values are
-// JSON scalars or arrays. A missing parameter is `400 query_execution_error`.
+// JSON scalars or arrays (see `params`). A missing parameter is
+// `400 query_execution_error`.
 //
 // At most `maxRows` rows are returned; when more exist, the first `maxRows`
-// are returned, `rowCount` counts them and `truncated` is `true`. A query
+// are returned, `rowCount` counts them and `truncated` is `true`, and in
+// every format the header `X-Strata-Truncated` says `true`. A query
 // running longer than `timeoutSeconds` is `408 query_timeout`. Column types
 // are the engine's SQL names (`VARCHAR`, `BIGINT`, …). A tenant's 6th
 // concurrent `/query` or `/schema` request is `429 RATE_LIMITED`.
@@ -11624,6 +11657,16 @@ func ParseRunQueryResponse(rsp *http.Response) (*RunQueryResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers RunQueryResponse200Headers
+		if values := rsp.Header.Values("X-Strata-Truncated"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Strata-Truncated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStrataTruncated = value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers RunQueryResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {

@@ -646,12 +646,22 @@ type ProcessingStatus string
 
 // QueryRequest defines model for QueryRequest.
 type QueryRequest struct {
-	// MaxRows Maximum rows returned; beyond it the result is cut and `truncated` is true.
+	// MaxRows Maximum rows returned; beyond it the result is cut, `truncated` is true and so is the `X-Strata-Truncated` header.
 	MaxRows *int `json:"maxRows,omitempty"`
 
 	// Params Values for placeholders: `?` and `$1`-style bind positionally to keys
 	// `"1"`, `"2"`, …; `$name` binds to key `"name"`. Values are JSON scalars
-	// or arrays.
+	// or arrays whose elements share one type (nulls aside; a number with a
+	// fraction or exponent makes a numeric array a DOUBLE list), nested at
+	// most 4 deep, with at most 10,000 array elements in all parameters
+	// together. Anything else (an object, a mixed array) is
+	// `400 validation_error` naming `params.<key>`, for keys the statement
+	// does not use too. An array binds by its placeholder's type: where the
+	// statement gives it a list type (`$1::BIGINT[]`, `list_contains($1, 2)`)
+	// the engine casts it, nulls and empty lists included; a VARCHAR or JSON
+	// placeholder gets its JSON text; an untyped placeholder (`SELECT ?`,
+	// `unnest(?)`) gets the list type of its values and cannot take a null
+	// next to values (`400 validation_error`: give it a type).
 	Params map[string]interface{} `json:"params,omitempty"`
 
 	// SQL One read-only statement (SELECT, WITH, DESCRIBE, EXPLAIN, SHOW and the other SELECT-kind forms).
@@ -693,7 +703,7 @@ type QueryResult struct {
 	//   when keys are text, else an array of `{"key","value"}`; UNION →
 	//   `{"<tag>": value}`.
 	// * TIME_NS and VARIANT are not encodable: `400 query_execution_error`
-	//   (cast them to VARCHAR).
+	//   naming the column (cast it to VARCHAR).
 	//
 	// Result columns always report `nullable: true`: DuckDB does not know
 	// the nullability of a query's columns (the schema endpoint reports

@@ -24,12 +24,16 @@
 //
 // # Results
 //
-// Run executes a query and returns a Result that streams its rows as JSON
+// Run executes a query and returns a Result that encodes its rows as JSON
 // (spec 2.2), CSV or an Arrow IPC stream. Errors before the first row are
-// *apierrors.Error values with the status codes of spec 7. Errors while
-// streaming (a deadline passing, the client disconnecting) are returned by
-// the Write method; the caller must then abort the response, because the
-// status line and part of the body are already sent.
+// *apierrors.Error values with the status codes of spec 7. The encoded body
+// is held back (in memory, then in a temporary file) until the last row was
+// read, because only then is it known whether rows beyond maxRows were left
+// out, which the X-Strata-Truncated header says before the body; errors
+// while reading rows therefore still get their status. Errors while sending
+// (the client disconnecting, the deadline passing while a slow client
+// reads) are returned by the Write method; the caller must then abort the
+// response, because the status line and part of the body are already sent.
 //
 // # JSON encoding of values
 //

@@ -3,6 +3,7 @@ package query_test
 import (
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,8 +13,26 @@ import (
 	"github.com/stratahq/strata/impl/query"
 )
 
-// A POST /query handler on top of the engine: errors from Run get their
-// status; once the body started, an error can only abort the response.
+// firstWrite calls start before the first byte of the body goes out.
+type firstWrite struct {
+	w       http.ResponseWriter
+	start   func()
+	started bool
+}
+
+func (f *firstWrite) Write(p []byte) (int, error) {
+	if !f.started {
+		f.started = true
+		f.start()
+	}
+	return f.w.Write(p)
+}
+
+// A POST /query handler on top of the engine: errors from Run, and errors
+// while the rows are read, get their status; once the body started, an
+// error can only abort the response. The Write methods hold the body back
+// until the last row was read, so the headers can say whether rows were
+// left out.
 func ExampleEngine_Run() {
 	engine, err := query.New(query.Config{DataDir: "./data"}, slog.Default())
 	if err != nil {
@@ -30,19 +49,24 @@ func ExampleEngine_Run() {
 			return
 		}
 		defer res.Close()
-		write := res.WriteJSON
-		w.Header().Set("Content-Type", query.JSONContentType)
+		write, contentType := res.WriteJSON, query.JSONContentType
 		switch accept := r.Header.Get("Accept"); {
 		case strings.Contains(accept, query.ArrowContentType):
-			write = res.WriteArrow
-			w.Header().Set("Content-Type", query.ArrowContentType)
+			write, contentType = res.WriteArrow, query.ArrowContentType
 		case strings.Contains(accept, "text/csv"):
-			write = res.WriteCSV
-			w.Header().Set("Content-Type", query.CSVContentType)
+			write, contentType = res.WriteCSV, query.CSVContentType
 		}
-		w.WriteHeader(http.StatusOK)
-		if err := write(w); err != nil {
-			// Timeout or client gone after the 200 went out.
+		body := &firstWrite{w: w, start: func() {
+			w.Header().Set("Content-Type", contentType)
+			w.Header().Set(query.TruncatedHeader, strconv.FormatBool(res.Truncated()))
+			w.WriteHeader(http.StatusOK)
+		}}
+		if err := write(body); err != nil {
+			if !body.started {
+				apierrors.Write(w, r, slog.Default(), err) // e.g. 408 while reading rows
+				return
+			}
+			// The client went away, or the deadline passed while it read.
 			panic(http.ErrAbortHandler)
 		}
 	}

@@ -27,12 +27,18 @@ const (
 	maxTimeoutSeconds = 60
 )
 
+// TruncatedHeader is the response header of POST /query that says whether
+// rows beyond maxRows were left out: "true" or "false", in every format (the
+// JSON body's "truncated" says it too; CSV and Arrow have no other place).
+const TruncatedHeader = "X-Strata-Truncated"
+
 // Handler serves POST /api/data-platform/query: it decodes the request (the
 // middleware has authenticated, checked the tenant and the limits and
 // validated the body against the contract), runs it on the tenant's store
-// and streams the result as JSON, or as CSV or Arrow when Accept asks.
-// Errors before the first byte get their status; an error after it can only
-// abort the response, which the client sees as a truncated body.
+// and sends the result as JSON, or as CSV or Arrow when Accept asks.
+// Errors before the first byte of the body (every error while rows are
+// read) get their status; an error after it can only abort the response,
+// which the client sees as a truncated body.
 func (e *Engine) Handler(logger *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := principal.Required(r.Context())
@@ -40,6 +46,8 @@ func (e *Engine) Handler(logger *slog.Logger) http.Handler {
 			apierrors.Write(w, r, logger, apierrors.Internal(err))
 			return
 		}
+		// The body's format depends on Accept: caches must key on it.
+		w.Header().Add("Vary", "Accept")
 		req, err := decodeRequest(r.Body)
 		if err != nil {
 			apierrors.Write(w, r, logger, err)
@@ -55,13 +63,46 @@ func (e *Engine) Handler(logger *slog.Logger) http.Handler {
 		}
 		defer res.Close()
 		contentType, write := negotiate(r.Header.Get("Accept"), res)
-		w.Header().Set("Content-Type", contentType)
-		w.WriteHeader(http.StatusOK)
-		if err := write(w); err != nil {
-			logger.WarnContext(r.Context(), "query result aborted mid-stream", "err", err)
-			panic(http.ErrAbortHandler) // the status line is out: break the response so the client notices
+		body := &okResponse{w: w, contentType: contentType, res: res}
+		if err := write(body); err != nil {
+			if body.started {
+				logger.WarnContext(r.Context(), "query result aborted mid-stream", "err", err)
+				panic(http.ErrAbortHandler) // the status line is out: break the response so the client notices
+			}
+			if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+				return
+			}
+			apierrors.Write(w, r, logger, err)
+			return
 		}
+		body.start() // every format writes something; this is for the record
 	})
+}
+
+// okResponse sends the 200 status line and headers on the first Write of a
+// result's body, when the Result knows whether rows were left out.
+type okResponse struct {
+	w           http.ResponseWriter
+	contentType string
+	res         *Result
+	started     bool
+}
+
+func (o *okResponse) start() {
+	if o.started {
+		return
+	}
+	o.started = true
+	h := o.w.Header()
+	h.Set("Content-Type", o.contentType)
+	h.Set(TruncatedHeader, strconv.FormatBool(o.res.Truncated()))
+	o.w.WriteHeader(http.StatusOK)
+}
+
+// Write implements io.Writer.
+func (o *okResponse) Write(p []byte) (int, error) {
+	o.start()
+	return o.w.Write(p)
 }
 
 // queryBody is the QueryRequest of the contract as the handler decodes it:
@@ -152,24 +193,102 @@ func decodeError(err error) error {
 	return apierrors.Validation("invalid JSON body: must be a JSON object")
 }
 
-// negotiate picks the result format from the Accept header: Arrow or CSV
-// when asked for, JSON otherwise.
+// format is a result encoding.
+type format int
+
+const (
+	formatJSON format = iota
+	formatCSV
+	formatArrow
+)
+
+// offers are the media types a result can take, JSON first: it is the
+// answer when the client states no preference among them.
+var offers = [...]struct {
+	typ, subtype string
+	format       format
+}{
+	{"application", "json", formatJSON},
+	{"text", "csv", formatCSV},
+	{"application", "vnd.apache.arrow.stream", formatArrow},
+}
+
+// negotiate picks the result format from the Accept header (see
+// chooseFormat) and returns its Content-Type and writer.
 func negotiate(accept string, res *Result) (string, func(io.Writer) error) {
-	for _, part := range strings.Split(accept, ",") {
-		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+	switch chooseFormat(accept) {
+	case formatCSV:
+		return CSVContentType, res.WriteCSV
+	case formatArrow:
+		return ArrowContentType, res.WriteArrow
+	}
+	return JSONContentType, res.WriteJSON
+}
+
+// chooseFormat is proactive negotiation by quality values (RFC 9110
+// 12.5.1): each offered type takes the q of the most specific media range
+// that matches it (type/subtype over type/* over */*), and the highest q
+// above 0 wins (q=0 means "not acceptable"). Among equal q, the type matched
+// by the more specific range wins, then the one whose range comes first in
+// the header, then JSON. With no Accept header, or one that accepts none of
+// the offers (text/html, application/json;q=0 alone ...), the answer is
+// JSON as it has always been: RFC 9110 lets a server disregard Accept
+// rather than answer 406, and clients that send a browser's default Accept
+// keep working. Malformed ranges and q-values are ignored.
+func chooseFormat(accept string) format {
+	type match struct {
+		q           float64
+		specificity int // 3 type/subtype, 2 type/*, 1 */*, 0 none
+		position    int
+	}
+	var best [len(offers)]match
+	for pos, part := range strings.Split(accept, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		mt, params, err := mime.ParseMediaType(part)
 		if err != nil {
 			continue
 		}
-		switch mt {
-		case ArrowContentType:
-			return ArrowContentType, res.WriteArrow
-		case "text/csv":
-			return CSVContentType, res.WriteCSV
-		case "application/json":
-			return JSONContentType, res.WriteJSON
+		typ, sub, ok := strings.Cut(mt, "/")
+		if !ok || (typ == "*" && sub != "*") {
+			continue
+		}
+		q := 1.0
+		if v, ok := params["q"]; ok {
+			q, err = strconv.ParseFloat(v, 64)
+			if err != nil || q < 0 || q > 1 {
+				continue
+			}
+		}
+		for i, o := range offers {
+			spec := 0
+			switch {
+			case typ == o.typ && sub == o.subtype:
+				spec = 3
+			case typ == o.typ && sub == "*":
+				spec = 2
+			case typ == "*":
+				spec = 1
+			default:
+				continue
+			}
+			if spec > best[i].specificity {
+				best[i] = match{q: q, specificity: spec, position: pos}
+			}
 		}
 	}
-	return JSONContentType, res.WriteJSON
+	choice, top := formatJSON, match{}
+	for i, m := range best {
+		better := m.q > top.q ||
+			m.q == top.q && m.specificity > top.specificity ||
+			m.q == top.q && m.specificity == top.specificity && m.position < top.position
+		if m.q > 0 && (top.q == 0 || better) {
+			choice, top = offers[i].format, m
+		}
+	}
+	return choice
 }
 
 // Handlers implements the getSchema operation of the strict server.

@@ -48,3 +48,41 @@ func TestDecodeRequest(t *testing.T) {
 		}
 	}
 }
+
+func TestChooseFormat(t *testing.T) {
+	t.Parallel()
+	for accept, want := range map[string]format{
+		"":                                    formatJSON,
+		"*/*":                                 formatJSON,
+		"application/json":                    formatJSON,
+		"text/csv":                            formatCSV,
+		"application/vnd.apache.arrow.stream": formatArrow,
+		"text/csv, application/json":          formatCSV, // equal q: header order
+		"application/json, text/csv":          formatJSON,
+		"application/json;q=0, text/csv":      formatCSV,
+		"text/csv;q=0.5, application/json":    formatJSON,
+		"text/csv;q=0.5, application/json;q=0.4, application/vnd.apache.arrow.stream;q=0.6": formatArrow,
+		"text/*":                        formatCSV,
+		"application/*":                 formatJSON, // equal everything: JSON
+		"application/*, text/csv;q=0.9": formatJSON,
+		"*/*;q=0.1, text/csv":           formatCSV,
+		"text/csv;q=0, */*":             formatJSON, // the specific range decides csv's q
+		"application/json;q=0, */*":     formatCSV,  // JSON refused, */* takes the next offer
+		"application/json;q=0, application/vnd.apache.arrow.stream;q=0, */*": formatCSV,
+		"text/html":            formatJSON, // nothing offered is acceptable: JSON as before
+		"application/json;q=0": formatJSON,
+		"text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8": formatJSON,
+		"TEXT/CSV": formatCSV,
+		"text/csv; charset=utf-8; q=0.8, application/json; q=0.7": formatCSV,
+		"text/csv;q=abc, application/json;q=0.1":                  formatJSON, // malformed q: that range is ignored
+		"text/csv;q=2, application/json;q=0.1":                    formatJSON,
+		"garbage/, text/csv":                                      formatCSV,
+		"*/csv, application/json;q=0.5":                           formatJSON,
+		"application/json;q=0.5, text/csv;q=0.5":                  formatJSON,
+		"text/csv;q=0.500, application/json;q=0.5":                formatCSV,
+	} {
+		if got := chooseFormat(accept); got != want {
+			t.Errorf("Accept %q: got %d, want %d", accept, got, want)
+		}
+	}
+}

@@ -1,11 +1,15 @@
 package query_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 
 	"github.com/stratahq/strata/impl/testenv"
 )
@@ -108,6 +112,81 @@ func TestQueryRequestBody(t *testing.T) {
 		r.Decode(t, &res)
 		if r.Status != 200 || res.RowCount != tc.rows {
 			t.Errorf("%s: %d %s", tc.body, r.Status, r.Body)
+		}
+	}
+}
+
+// TestTruncatedHeader: every format says in X-Strata-Truncated whether rows
+// beyond maxRows were left out; CSV and Arrow have no other way to say it.
+func TestTruncatedHeader(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t, nil)
+	h, _ := tenantSession(t, e, "cut@example.com")
+	for _, tc := range []struct {
+		accept  string
+		maxRows int
+		want    string
+	}{
+		{"text/csv", 5, "true"},
+		{"text/csv", 20, "false"},
+		{"application/vnd.apache.arrow.stream", 5, "true"},
+		{"application/vnd.apache.arrow.stream", 20, "false"},
+		{"application/json", 5, "true"},
+		{"application/json", 20, "false"},
+		{"text/csv", 0, "true"},
+	} {
+		body := `{"sql":"SELECT range AS i FROM range(20)","maxRows":` + strconv.Itoa(tc.maxRows) + `}`
+		r := e.Call("POST", "/api/data-platform/query", body, append(h, "Accept", tc.accept)...)
+		if r.Status != 200 || r.Header.Get("X-Strata-Truncated") != tc.want {
+			t.Errorf("%s maxRows %d: %d, X-Strata-Truncated %q, want %q", tc.accept, tc.maxRows, r.Status, r.Header.Get("X-Strata-Truncated"), tc.want)
+			continue
+		}
+		rows := 0
+		switch tc.accept {
+		case "text/csv":
+			rows = strings.Count(string(r.Body), "\n") - 1
+		case "application/json":
+			var res httpResult
+			r.Decode(t, &res)
+			rows = res.RowCount
+			if strconv.FormatBool(res.Truncated) != tc.want {
+				t.Errorf("json body says truncated %v, header %s", res.Truncated, tc.want)
+			}
+		default:
+			rdr, err := ipc.NewReader(bytes.NewReader(r.Body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rdr.Next() {
+				rows += int(rdr.RecordBatch().NumRows())
+			}
+			rdr.Release()
+		}
+		if rows != min(tc.maxRows, 20) {
+			t.Errorf("%s maxRows %d: %d rows", tc.accept, tc.maxRows, rows)
+		}
+	}
+}
+
+// TestAcceptNegotiation: the format follows the q-values of Accept, and
+// responses say that they vary with it.
+func TestAcceptNegotiation(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t, nil)
+	h, _ := tenantSession(t, e, "accept@example.com")
+	for accept, want := range map[string]string{
+		"application/json;q=0, text/csv":                            "text/csv; charset=utf-8",
+		"text/csv;q=0.5, application/json":                          "application/json",
+		"text/csv, application/json":                                "text/csv; charset=utf-8",
+		"application/vnd.apache.arrow.stream;q=0.9, text/csv;q=0.8": "application/vnd.apache.arrow.stream",
+		"text/*":    "text/csv; charset=utf-8",
+		"*/*":       "application/json",
+		"text/html": "application/json",
+		"":          "application/json",
+	} {
+		r := e.Call("POST", "/api/data-platform/query", `{"sql":"SELECT 1 AS one"}`, append(h, "Accept", accept)...)
+		if r.Status != 200 || r.Header.Get("Content-Type") != want || !slices.Contains(r.Header.Values("Vary"), "Accept") {
+			t.Errorf("Accept %q: %d %q, Vary %q; want %q", accept, r.Status, r.Header.Get("Content-Type"), r.Header.Values("Vary"), want)
 		}
 	}
 }

@@ -227,12 +227,15 @@ func (r *Result) query(ctx context.Context, args []driver.NamedValue) (rows driv
 	return r.stmt.QueryContext(ctx, args)
 }
 
-// Result is an executed query whose rows stream out through one of the
-// Write methods. Write errors after the first byte was written (a timeout
-// while streaming, the client going away) cannot change the status code
-// any more: the Write method returns the error and the caller must abort
-// the response (e.g. panic(http.ErrAbortHandler)) so the client sees a
-// broken transfer rather than a well-formed truncated result.
+// Result is an executed query whose rows are encoded by one of the Write
+// methods. A Write method reads every row it returns before the first byte
+// reaches its writer, so an error while reading (a timeout, a value that
+// cannot be converted) still gets its status. Errors after the first byte
+// (the client going away, the deadline passing while a slow client reads)
+// cannot change the status code any more: the Write method returns the
+// error and the caller must abort the response (e.g.
+// panic(http.ErrAbortHandler)) so the client sees a broken transfer rather
+// than a well-formed truncated result.
 type Result struct {
 	eng     *Engine
 	store   *store
@@ -345,15 +348,17 @@ func (r *Result) next() (bool, error) {
 	return true, nil
 }
 
-func (r *Result) startWrite() error {
+// startWrite marks the result as written and returns the spool that holds
+// its body until the last row was read.
+func (r *Result) startWrite() (*spool, error) {
 	if r.closed {
-		return errors.New("query: result is closed")
+		return nil, errors.New("query: result is closed")
 	}
 	if r.written {
-		return errors.New("query: result was already written")
+		return nil, errors.New("query: result was already written")
 	}
 	r.written = true
-	return nil
+	return &spool{dir: r.eng.spoolDir()}, nil
 }
 
 // finish records the execution time once the last row was produced.

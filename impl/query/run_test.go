@@ -7,6 +7,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -216,20 +218,20 @@ func (w *slowWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// TestTimeoutWhileStreaming: a deadline that passes while rows stream out
-// ends the write with 408 query_timeout (the caller then aborts the
-// response).
+// TestTimeoutWhileStreaming: a deadline that passes while a slow client
+// reads the body ends the write with 408 query_timeout after part of it was
+// written (the caller then aborts the response).
 func TestTimeoutWhileStreaming(t *testing.T) {
 	t.Parallel()
 	e, _ := newEngine(t)
 	r, err := e.Run(context.Background(), uuid.New(), query.Request{
-		SQL: "SELECT range AS i, repeat('x', 100) AS s FROM range(100000)", MaxRows: 100000, Timeout: 300 * time.Millisecond,
+		SQL: "SELECT range AS i, repeat('x', 100) AS s FROM range(20000)", MaxRows: 100000, Timeout: time.Second,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	w := &slowWriter{delay: 400 * time.Millisecond}
+	w := &slowWriter{delay: 1200 * time.Millisecond}
 	err = r.WriteJSON(w)
 	if err == nil {
 		t.Fatal("streaming finished despite the deadline")
@@ -239,6 +241,68 @@ func TestTimeoutWhileStreaming(t *testing.T) {
 	}
 	if w.n == 0 {
 		t.Fatal("nothing was written before the timeout")
+	}
+}
+
+// TestErrorWhileReadingRowsWritesNothing: the body is held back until the
+// last row was read, so an error on the way (here the client going away)
+// reaches the caller before any byte, in time for a proper status.
+func TestErrorWhileReadingRowsWritesNothing(t *testing.T) {
+	t.Parallel()
+	e, _ := newEngine(t)
+	for name, write := range map[string]func(*query.Result, io.Writer) error{
+		"json": (*query.Result).WriteJSON, "csv": (*query.Result).WriteCSV, "arrow": (*query.Result).WriteArrow,
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		r, err := e.Run(ctx, uuid.New(), query.Request{SQL: "SELECT range AS i FROM range(10000)", MaxRows: 10000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		var w countingWriter
+		err = write(r, &w)
+		r.Close()
+		if !errors.Is(err, context.Canceled) || w.n != 0 {
+			t.Errorf("%s: err %v after %d bytes, want context.Canceled before any byte", name, err, w.n)
+		}
+	}
+}
+
+type countingWriter struct{ n int }
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.n += len(p)
+	return len(p), nil
+}
+
+// TestLargeResultIsHeldOnDisk: a body beyond what is held in memory goes to
+// a temporary file under the data dir, comes out whole, and leaves no file.
+func TestLargeResultIsHeldOnDisk(t *testing.T) {
+	t.Parallel()
+	e, cfg := newEngine(t)
+	r, err := e.Run(context.Background(), uuid.New(), query.Request{
+		SQL: "SELECT range AS i, repeat('x', 100) AS s FROM range(60000)", MaxRows: 50000,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := r.WriteCSV(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if buf.Len() < 5<<20 || len(lines) != 50001 || lines[50000] != "49999,"+strings.Repeat("x", 100) || !r.Truncated() {
+		t.Fatalf("%d bytes, %d lines, last %.20q, truncated %v", buf.Len(), len(lines), lines[len(lines)-1], r.Truncated())
+	}
+	tmp := filepath.Join(cfg.DataDir, "query-tmp")
+	if _, err := os.Stat(tmp); err != nil {
+		t.Fatalf("the result was not held on disk: %v", err)
+	}
+	if files := listFiles(t, tmp); len(files) != 0 {
+		t.Errorf("left behind: %v", files)
 	}
 }
 

@@ -28,18 +28,26 @@ const flushAt = 32 << 10
 //
 //	{"columns":[...],"rows":[{...},...],"rowCount":n,"truncated":b,"executionTimeMs":x}
 //
-// streaming rows as they are encoded (a few tens of KiB are buffered; rows
-// are never collected). rowCount, truncated and executionTimeMs follow the
-// rows because they are known only at the end; JSON object member order
-// carries no meaning. Values are encoded as the package documentation says.
+// rowCount, truncated and executionTimeMs follow the rows because they are
+// known only at the end; JSON object member order carries no meaning.
+// Values are encoded as the package documentation says. Rows are encoded as
+// they are read (never collected as values), into a body held back until
+// the last row was read (see spool.go): nothing reaches w before Truncated,
+// RowCount and ExecutionTime are final, so that a caller can set response
+// headers from them on w's first Write.
 //
-// An error means the response is incomplete and must be aborted (see
-// Result). WriteJSON, WriteCSV and WriteArrow may be called once per
-// Result.
+// An error with nothing written to w (a deadline or cancellation while the
+// rows were read, a value that cannot be converted) leaves the caller free
+// to answer with the error's status; an error after the first Write (the
+// client went away, the deadline passed while sending) means the response
+// is incomplete and must be aborted (see Result). WriteJSON, WriteCSV and
+// WriteArrow may be called once per Result.
 func (r *Result) WriteJSON(w io.Writer) error {
-	if err := r.startWrite(); err != nil {
+	sp, err := r.startWrite()
+	if err != nil {
 		return err
 	}
+	defer sp.close()
 	head, err := json.Marshal(r.cols)
 	if err != nil {
 		return fmt.Errorf("query: encode columns: %w", err)
@@ -55,7 +63,6 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	for {
 		ok, err := r.next()
 		if err != nil {
-			_, _ = w.Write(buf)
 			return r.streamErr(err)
 		}
 		if !ok {
@@ -74,7 +81,7 @@ func (r *Result) WriteJSON(w io.Writer) error {
 		}
 		buf = append(buf, '}')
 		if len(buf) >= flushAt {
-			if err := writeOut(w, buf); err != nil {
+			if err := writeOut(sp, buf); err != nil {
 				return err
 			}
 			buf = buf[:0]
@@ -88,7 +95,10 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	buf = append(buf, `,"executionTimeMs":`...)
 	buf = strconv.AppendFloat(buf, float64(r.elapsed.Nanoseconds())/1e6, 'f', 3, 64)
 	buf = append(buf, "}\n"...)
-	return writeOut(w, buf)
+	if err := writeOut(sp, buf); err != nil {
+		return err
+	}
+	return sp.sendTo(r.ctx, w)
 }
 
 // WriteCSV writes a header row of column names and then the rows, same
@@ -97,11 +107,14 @@ func (r *Result) WriteJSON(w io.Writer) error {
 // Scalars use the text forms of the JSON encoding, without the JSON
 // quoting and without the 2^53 rule; LIST, ARRAY, STRUCT, MAP, UNION and
 // JSON values are their JSON text; NaN and infinities are NaN, Infinity and
-// -Infinity. The truncation flag is available from Truncated afterwards.
+// -Infinity. The truncation flag is available from Truncated when the
+// first byte reaches w.
 func (r *Result) WriteCSV(w io.Writer) error {
-	if err := r.startWrite(); err != nil {
+	sp, err := r.startWrite()
+	if err != nil {
 		return err
 	}
+	defer sp.close()
 	buf := make([]byte, 0, 4096)
 	for i, c := range r.cols {
 		if i > 0 {
@@ -114,7 +127,6 @@ func (r *Result) WriteCSV(w io.Writer) error {
 	for {
 		ok, err := r.next()
 		if err != nil {
-			_, _ = w.Write(buf)
 			return r.streamErr(err)
 		}
 		if !ok {
@@ -132,17 +144,20 @@ func (r *Result) WriteCSV(w io.Writer) error {
 		}
 		buf = append(buf, '\n')
 		if len(buf) >= flushAt {
-			if err := writeOut(w, buf); err != nil {
+			if err := writeOut(sp, buf); err != nil {
 				return err
 			}
 			buf = buf[:0]
 		}
 	}
 	r.finish()
-	return writeOut(w, buf)
+	if err := writeOut(sp, buf); err != nil {
+		return err
+	}
+	return sp.sendTo(r.ctx, w)
 }
 
-// writeOut writes an encoded chunk of the result.
+// writeOut adds an encoded chunk to the held body.
 func writeOut(w io.Writer, buf []byte) error {
 	if _, err := w.Write(buf); err != nil {
 		return fmt.Errorf("query: write result: %w", err)

@@ -32,10 +32,14 @@ const arrowBatchRows = 8192
 // (fixed_size_list), STRUCT (struct) and MAP (map) natively; UHUGEINT,
 // BIGNUM, UUID, ENUM, BIT, TIMETZ and VARCHAR as utf8 in their JSON text
 // forms; JSON and UNION as utf8 holding their JSON text.
+//
+// Like WriteJSON, it writes nothing to w before the last row was read.
 func (r *Result) WriteArrow(w io.Writer) error {
-	if err := r.startWrite(); err != nil {
+	sp, err := r.startWrite()
+	if err != nil {
 		return err
 	}
+	defer sp.close()
 	fields := make([]arrow.Field, len(r.cols))
 	for i, c := range r.cols {
 		fields[i] = arrow.Field{
@@ -49,7 +53,7 @@ func (r *Result) WriteArrow(w io.Writer) error {
 	mem := memory.NewGoAllocator()
 	bld := array.NewRecordBuilder(mem, schema)
 	defer bld.Release()
-	iw := ipc.NewWriter(w, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	iw := ipc.NewWriter(sp, ipc.WithSchema(schema), ipc.WithAllocator(mem))
 	flush := func() error {
 		rec := bld.NewRecordBatch()
 		defer rec.Release()
@@ -89,7 +93,7 @@ func (r *Result) WriteArrow(w io.Writer) error {
 	if err := iw.Close(); err != nil {
 		return fmt.Errorf("query: close arrow stream: %w", err)
 	}
-	return nil
+	return sp.sendTo(r.ctx, w)
 }
 
 var (
