@@ -89,6 +89,74 @@ var deniedTableFunctions = setOf(
 // write_log writes to DuckDB's log.
 var deniedFunctions = setOf("nextval", "write_log")
 
+// DuckDB's built-in views (duckdb_views() WHERE internal) are plain table
+// references in a parse tree, so the table-function check never sees the
+// functions they call. allowedViews were reviewed and show nothing beyond
+// the tenant's own catalog; deniedViews expose what deniedTableFunctions
+// keep back: the database file's path (duckdb_databases,
+// pragma_database_list), settings with server paths (pg_settings), DuckDB's
+// logs (duckdb_logs). A table reference with a denied view's name is
+// refused whatever its schema (a tenant table of that name too: naming one
+// so is not worth telling apart). A test checks that every built-in view of
+// the linked DuckDB is on one of the lists.
+var (
+	deniedViews  = setOf("duckdb_databases", "pragma_database_list", "pg_settings", "duckdb_logs")
+	allowedViews = setOf(
+		// information_schema
+		"character_sets", "check_constraints", "columns", "constraint_column_usage",
+		"constraint_table_usage", "key_column_usage", "referential_constraints", "schemata",
+		"table_constraints", "tables", "views",
+		// main
+		"duckdb_columns", "duckdb_constraints", "duckdb_indexes", "duckdb_schemas", "duckdb_tables",
+		"duckdb_types", "duckdb_views", "sqlite_master", "sqlite_schema", "sqlite_temp_master",
+		"sqlite_temp_schema",
+		// pg_catalog
+		"pg_am", "pg_attrdef", "pg_attribute", "pg_class", "pg_collation", "pg_constraint",
+		"pg_database", "pg_depend", "pg_description", "pg_enum", "pg_index", "pg_indexes",
+		"pg_namespace", "pg_prepared_statements", "pg_proc", "pg_sequence", "pg_sequences",
+		"pg_tables", "pg_tablespace", "pg_type", "pg_views",
+	)
+)
+
+// current_setting(name) reads any setting, some of which hold server paths
+// (temp_directory and allowed_paths under the data dir, secret_directory
+// under the server's home) or credentials (http_proxy_password). Its
+// argument must be a constant naming a setting whose name has none of
+// deniedSettingParts; a test reads every allowed setting through the guard
+// and checks that none shows a path.
+var deniedSettingParts = []string{
+	"dir", "path", "file", "output", "repositor", "secret", "password", "proxy", "user", "home",
+}
+
+// settingAllowed reports whether current_setting may read the setting.
+func settingAllowed(name string) bool {
+	name = strings.ToLower(name)
+	for _, part := range deniedSettingParts {
+		if strings.Contains(name, part) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkCurrentSetting checks the arguments of a current_setting call.
+func checkCurrentSetting(fn map[string]any) error {
+	args, _ := fn["children"].([]any)
+	if len(args) == 1 {
+		if arg, ok := args[0].(map[string]any); ok && arg["class"] == "CONSTANT" {
+			if v, ok := arg["value"].(map[string]any); ok && v["is_null"] == false {
+				if name, ok := v["value"].(string); ok {
+					if settingAllowed(name) {
+						return nil
+					}
+					return errDenied("current_setting: the setting %s is not readable (it may hold server paths or credentials)", shortName(name))
+				}
+			}
+		}
+	}
+	return errDenied("current_setting takes a constant setting name")
+}
+
 func setOf(names ...string) map[string]bool {
 	m := make(map[string]bool, len(names))
 	for _, n := range names {
@@ -230,8 +298,9 @@ func checkStatements(stmts []any) error {
 	return walk(stmts[0])
 }
 
-// walk refuses table functions that are not allowed and denied scalar
-// functions anywhere in a serialized parse tree.
+// walk refuses table functions that are not allowed, denied scalar
+// functions, denied built-in views and current_setting of settings that may
+// hold paths anywhere in a serialized parse tree.
 func walk(node any) error {
 	switch n := node.(type) {
 	case map[string]any:
@@ -243,8 +312,20 @@ func walk(node any) error {
 				}
 			}
 		}
-		if name, ok := n["function_name"].(string); ok && deniedFunctions[strings.ToLower(name)] {
-			return errDenied("function %s is not allowed", name)
+		if typ, _ := n["type"].(string); typ == "BASE_TABLE" {
+			if name, _ := n["table_name"].(string); deniedViews[strings.ToLower(name)] {
+				return errDenied("table %s is not allowed (it shows server paths, settings or logs)", name)
+			}
+		}
+		if name, ok := n["function_name"].(string); ok {
+			switch lower := strings.ToLower(name); {
+			case deniedFunctions[lower]:
+				return errDenied("function %s is not allowed", name)
+			case lower == "current_setting":
+				if err := checkCurrentSetting(n); err != nil {
+					return err
+				}
+			}
 		}
 		for _, v := range n {
 			if err := walk(v); err != nil {

@@ -1,6 +1,7 @@
 package query_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -182,6 +184,23 @@ var attacks = []struct {
 	{"getenv", "SELECT getenv('HOME')", denyOrExec},
 	{"settings", "SELECT * FROM duckdb_settings()", deny},
 	{"databases", "SELECT * FROM duckdb_databases()", deny},
+	{"database list view", "SELECT * FROM pragma_database_list", deny},
+	{"databases view", "FROM duckdb_databases", deny},
+	{"databases view qualified", "SELECT path FROM system.main.duckdb_databases", deny},
+	{"databases view quoted", `SELECT * FROM "DuckDB_Databases"`, deny},
+	{"databases view in subquery", "SELECT (SELECT max(file) FROM pragma_database_list) AS f", deny},
+	{"settings view", "SELECT setting FROM pg_catalog.pg_settings WHERE name = 'temp_directory'", deny},
+	{"settings view unqualified", "FROM pg_settings", deny},
+	{"logs view", "FROM duckdb_logs", deny},
+	{"temp directory setting", "SELECT current_setting('temp_directory')", deny},
+	{"temp directory setting upper case", "SELECT current_setting('TEMP_DIRECTORY')", deny},
+	{"allowed paths setting", "SELECT current_setting('allowed_paths')", deny},
+	{"allowed directories setting", "SELECT current_setting('allowed_directories')", deny},
+	{"secret directory setting", "SELECT current_setting('secret_directory')", deny},
+	{"proxy password setting", "SELECT current_setting('http_proxy_password')", deny},
+	{"computed setting name", "SELECT current_setting('temp_' || 'directory')", deny},
+	{"setting name from a column", "SELECT current_setting(b) FROM t", deny},
+	{"setting qualified", "SELECT pg_catalog.current_setting('temp_directory')", deny},
 	{"explain analyze insert", "EXPLAIN ANALYZE INSERT INTO t VALUES (9, 'nine')", deny},
 	{"explain insert", "EXPLAIN INSERT INTO t VALUES (9, 'nine')", deny},
 	{"explain analyze checkpoint", "EXPLAIN ANALYZE SELECT * FROM checkpoint()", deny},
@@ -292,6 +311,10 @@ func TestGuardAllowsReadOnlyKinds(t *testing.T) {
 		"SELECT * FROM pragma_table_info('t')",
 		"SELECT setseed(0.5), random() < 2",
 		"SELECT current_setting('threads')",
+		"SELECT current_setting('memory_limit'), current_setting('TimeZone')",
+		"SELECT * FROM pg_catalog.pg_database",
+		"SELECT * FROM information_schema.schemata",
+		"FROM duckdb_tables",
 		"SELECT 1;",
 	} {
 		t.Run(q, func(t *testing.T) {
@@ -380,4 +403,90 @@ func apiErrAs(err error, target **apierrors.Error) bool {
 		err = u.Unwrap()
 	}
 	return false
+}
+
+// TestNoServerPathIsVisible reads everything the guard lets a query read
+// about the server (every built-in view, every table function that needs
+// no argument, every setting current_setting may read, PRAGMA-style
+// functions) and checks that no server path shows: not the data dir, not
+// the tenant's file or temp directory, not the server user's home.
+func TestNoServerPathIsVisible(t *testing.T) {
+	t.Parallel()
+	e, cfg := newEngine(t)
+	tenant := uuid.New()
+	exec(t, e, tenant, canarySetup...)
+	home, _ := os.UserHomeDir()
+	secrets := []string{cfg.DataDir, filepath.Join("tenants", tenant.String()), "warehouse.duckdb", ".duckdb/"}
+	if home != "" && home != "/" {
+		secrets = append(secrets, home)
+	}
+	// What exists, read on the writer path (unguarded).
+	var views, functions, settings []string
+	err := e.WithWriter(context.Background(), tenant, func(ctx context.Context, conn *sql.Conn) error {
+		for q, dst := range map[string]*[]string{
+			`SELECT DISTINCT schema_name || '.' || view_name FROM duckdb_views() WHERE internal`:  &views,
+			`SELECT DISTINCT function_name FROM duckdb_functions() WHERE function_type = 'table'`: &functions,
+			`SELECT name FROM duckdb_settings()`:                                                  &settings,
+		} {
+			rows, err := conn.QueryContext(ctx, q)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var s string
+				if err := rows.Scan(&s); err != nil {
+					return err
+				}
+				*dst = append(*dst, s)
+			}
+			if err := rows.Close(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var queries []string
+	for _, v := range views {
+		queries = append(queries, "SELECT * FROM "+v)
+	}
+	for _, f := range functions {
+		queries = append(queries, "SELECT * FROM "+f+"()")
+	}
+	for _, s := range settings {
+		queries = append(queries, "SELECT current_setting('"+s+"') AS v")
+	}
+	ran := 0
+	for _, q := range queries {
+		res, err := e.Run(context.Background(), tenant, query.Request{SQL: q, MaxRows: 100000, Timeout: 10 * time.Second})
+		if err != nil {
+			var ae *apierrors.Error
+			if apiErrAs(err, &ae) {
+				for _, s := range secrets {
+					if strings.Contains(ae.Message, s) {
+						t.Errorf("%s: error message shows %q: %s", q, s, ae.Message)
+					}
+				}
+			}
+			continue // refused, or needs arguments
+		}
+		var buf bytes.Buffer
+		werr := res.WriteCSV(&buf)
+		res.Close()
+		if werr != nil {
+			continue
+		}
+		ran++
+		for _, s := range secrets {
+			if strings.Contains(buf.String(), s) {
+				t.Errorf("%s shows %q:\n%.500s", q, s, buf.String())
+			}
+		}
+	}
+	t.Logf("%d of %d reads ran", ran, len(queries))
+	if ran < len(views)+len(settings)/2 {
+		t.Errorf("only %d of %d reads ran: the test no longer reads what it should", ran, len(queries))
+	}
 }
