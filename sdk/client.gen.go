@@ -1841,7 +1841,10 @@ type ClientInterface interface {
 	// (DDL, DML, multi-statement text with any non-read part, ATTACH, COPY, SET,
 	// side-effecting PRAGMA, INSTALL/LOAD, EXPORT, CHECKPOINT, writing functions)
 	// is `403 permission_denied`. Queries can never read files, URLs, other
-	// tenants' databases or change settings.
+	// tenants' databases or change settings, nor see server paths (the views
+	// and settings that show them are `403` too). A PIVOT needs an explicit
+	// `IN` list (`PIVOT t ON col IN ('a', 'b') USING sum(x)`): without one the
+	// engine would have to create a type first, so it is `400 validation_error`.
 	//
 	// Parameters: `?` and `$1`-style placeholders bind positionally to the keys
 	// `"1"`, `"2"`, …; `$name` placeholders bind to the key `"name"`. Values are
@@ -1868,7 +1871,10 @@ type ClientInterface interface {
 	// (DDL, DML, multi-statement text with any non-read part, ATTACH, COPY, SET,
 	// side-effecting PRAGMA, INSTALL/LOAD, EXPORT, CHECKPOINT, writing functions)
 	// is `403 permission_denied`. Queries can never read files, URLs, other
-	// tenants' databases or change settings.
+	// tenants' databases or change settings, nor see server paths (the views
+	// and settings that show them are `403` too). A PIVOT needs an explicit
+	// `IN` list (`PIVOT t ON col IN ('a', 'b') USING sum(x)`): without one the
+	// engine would have to create a type first, so it is `400 validation_error`.
 	//
 	// Parameters: `?` and `$1`-style placeholders bind positionally to the keys
 	// `"1"`, `"2"`, …; `$name` placeholders bind to the key `"name"`. Values are
@@ -2762,7 +2768,10 @@ func (c *RawClient) UpdateConnectorWithApplicationMergePatchPlusJSONBody(ctx con
 // (DDL, DML, multi-statement text with any non-read part, ATTACH, COPY, SET,
 // side-effecting PRAGMA, INSTALL/LOAD, EXPORT, CHECKPOINT, writing functions)
 // is `403 permission_denied`. Queries can never read files, URLs, other
-// tenants' databases or change settings.
+// tenants' databases or change settings, nor see server paths (the views
+// and settings that show them are `403` too). A PIVOT needs an explicit
+// `IN` list (`PIVOT t ON col IN ('a', 'b') USING sum(x)`): without one the
+// engine would have to create a type first, so it is `400 validation_error`.
 //
 // Parameters: `?` and `$1`-style placeholders bind positionally to the keys
 // `"1"`, `"2"`, …; `$name` placeholders bind to the key `"name"`. Values are
@@ -2799,7 +2808,10 @@ func (c *RawClient) RunQueryWithBody(ctx context.Context, params *RunQueryParams
 // (DDL, DML, multi-statement text with any non-read part, ATTACH, COPY, SET,
 // side-effecting PRAGMA, INSTALL/LOAD, EXPORT, CHECKPOINT, writing functions)
 // is `403 permission_denied`. Queries can never read files, URLs, other
-// tenants' databases or change settings.
+// tenants' databases or change settings, nor see server paths (the views
+// and settings that show them are `403` too). A PIVOT needs an explicit
+// `IN` list (`PIVOT t ON col IN ('a', 'b') USING sum(x)`): without one the
+// engine would have to create a type first, so it is `400 validation_error`.
 //
 // Parameters: `?` and `$1`-style placeholders bind positionally to the keys
 // `"1"`, `"2"`, …; `$name` placeholders bind to the key `"name"`. Values are
@@ -5021,7 +5033,10 @@ type ClientWithResponsesInterface interface {
 	// (DDL, DML, multi-statement text with any non-read part, ATTACH, COPY, SET,
 	// side-effecting PRAGMA, INSTALL/LOAD, EXPORT, CHECKPOINT, writing functions)
 	// is `403 permission_denied`. Queries can never read files, URLs, other
-	// tenants' databases or change settings.
+	// tenants' databases or change settings, nor see server paths (the views
+	// and settings that show them are `403` too). A PIVOT needs an explicit
+	// `IN` list (`PIVOT t ON col IN ('a', 'b') USING sum(x)`): without one the
+	// engine would have to create a type first, so it is `400 validation_error`.
 	//
 	// Parameters: `?` and `$1`-style placeholders bind positionally to the keys
 	// `"1"`, `"2"`, …; `$name` placeholders bind to the key `"name"`. Values are
@@ -5048,7 +5063,10 @@ type ClientWithResponsesInterface interface {
 	// (DDL, DML, multi-statement text with any non-read part, ATTACH, COPY, SET,
 	// side-effecting PRAGMA, INSTALL/LOAD, EXPORT, CHECKPOINT, writing functions)
 	// is `403 permission_denied`. Queries can never read files, URLs, other
-	// tenants' databases or change settings.
+	// tenants' databases or change settings, nor see server paths (the views
+	// and settings that show them are `403` too). A PIVOT needs an explicit
+	// `IN` list (`PIVOT t ON col IN ('a', 'b') USING sum(x)`): without one the
+	// engine would have to create a type first, so it is `400 validation_error`.
 	//
 	// Parameters: `?` and `$1`-style placeholders bind positionally to the keys
 	// `"1"`, `"2"`, …; `$name` placeholders bind to the key `"name"`. Values are
@@ -8773,7 +8791,10 @@ func (c *ClientWithResponses) UpdateConnectorWithApplicationMergePatchPlusJSONBo
 // (DDL, DML, multi-statement text with any non-read part, ATTACH, COPY, SET,
 // side-effecting PRAGMA, INSTALL/LOAD, EXPORT, CHECKPOINT, writing functions)
 // is `403 permission_denied`. Queries can never read files, URLs, other
-// tenants' databases or change settings.
+// tenants' databases or change settings, nor see server paths (the views
+// and settings that show them are `403` too). A PIVOT needs an explicit
+// `IN` list (`PIVOT t ON col IN ('a', 'b') USING sum(x)`): without one the
+// engine would have to create a type first, so it is `400 validation_error`.
 //
 // Parameters: `?` and `$1`-style placeholders bind positionally to the keys
 // `"1"`, `"2"`, …; `$name` placeholders bind to the key `"name"`. Values are
@@ -8806,7 +8827,10 @@ func (c *ClientWithResponses) RunQueryWithBodyWithResponse(ctx context.Context, 
 // (DDL, DML, multi-statement text with any non-read part, ATTACH, COPY, SET,
 // side-effecting PRAGMA, INSTALL/LOAD, EXPORT, CHECKPOINT, writing functions)
 // is `403 permission_denied`. Queries can never read files, URLs, other
-// tenants' databases or change settings.
+// tenants' databases or change settings, nor see server paths (the views
+// and settings that show them are `403` too). A PIVOT needs an explicit
+// `IN` list (`PIVOT t ON col IN ('a', 'b') USING sum(x)`): without one the
+// engine would have to create a type first, so it is `400 validation_error`.
 //
 // Parameters: `?` and `$1`-style placeholders bind positionally to the keys
 // `"1"`, `"2"`, …; `$name` placeholders bind to the key `"name"`. Values are

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/stratahq/strata/impl/apierrors"
 )
 
 // The statement guard. Read-only-ness is decided by DuckDB's own parser and
@@ -194,6 +196,9 @@ func (e *Engine) guardText(ctx context.Context, s *store, text string) (explain 
 	// inner statement.
 	inner, ok := explainInner(text)
 	if !ok {
+		if dynamicPivot(text) {
+			return false, errPivotNeedsIn
+		}
 		return false, errDenied("only read-only statements are allowed (SELECT, WITH, DESCRIBE, SHOW, SUMMARIZE, EXPLAIN)")
 	}
 	ser, err = s.parser.serialize(ctx, inner)
@@ -204,6 +209,138 @@ func (e *Engine) guardText(ctx context.Context, s *store, text string) (explain 
 		return false, errDenied("EXPLAIN is allowed only for a single read-only statement, without options")
 	}
 	return true, checkStatements(ser.Statements)
+}
+
+// errPivotNeedsIn answers a PIVOT without an IN list. DuckDB turns such a
+// PIVOT into two statements, CREATE TYPE (an enum of the values found in
+// the data, read by a query of its own) and then the pivot over that type:
+// a write, refused by the parser step and impossible in the read-only
+// transaction, so the statement is a request the endpoint cannot serve
+// rather than an attack. Naming the values makes it one SELECT.
+var errPivotNeedsIn = apierrors.Validation("invalid request body: field \"sql\": a PIVOT needs an explicit IN list of the values to pivot on, e.g. PIVOT t ON col IN ('a', 'b') USING sum(x): without one the engine must create a type before the query, which a read-only query cannot (list the values with SELECT DISTINCT col FROM t)")
+
+// dynamicPivot reports whether a text DuckDB refused as not read-only is a
+// single statement that starts like a query and uses PIVOT (or
+// PIVOT_WIDER), i.e. most likely a PIVOT without an IN list. It only picks
+// the message of a refusal: nothing is ever let through because of it.
+func dynamicPivot(text string) bool {
+	words, statements := sqlWords(text)
+	if statements != 1 || len(words) == 0 {
+		return false
+	}
+	switch words[0] {
+	case "PIVOT", "PIVOT_WIDER", "SELECT", "FROM", "WITH", "(":
+	default:
+		return false
+	}
+	for _, w := range words {
+		if w == "PIVOT" || w == "PIVOT_WIDER" {
+			return true
+		}
+	}
+	return false
+}
+
+// sqlWords returns the upper-cased words of a SQL text outside string
+// literals, quoted identifiers and comments ("(" stands for an opening
+// parenthesis), and how many statements it holds (";"-separated parts with
+// something in them). It is a rough tokenizer for choosing messages only.
+func sqlWords(text string) (words []string, statements int) {
+	inStatement := false
+	mark := func() {
+		if !inStatement {
+			inStatement = true
+			statements++
+		}
+	}
+	for i := 0; i < len(text); {
+		c := text[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+			i++
+		case strings.HasPrefix(text[i:], "--"):
+			end := strings.IndexAny(text[i:], "\n\r")
+			if end < 0 {
+				return words, statements
+			}
+			i += end
+		case strings.HasPrefix(text[i:], "/*"):
+			depth := 0
+			for i < len(text) {
+				switch {
+				case strings.HasPrefix(text[i:], "/*"):
+					depth++
+					i += 2
+				case strings.HasPrefix(text[i:], "*/"):
+					depth--
+					i += 2
+				default:
+					i++
+				}
+				if depth == 0 {
+					break
+				}
+			}
+		case c == ';':
+			inStatement = false
+			i++
+		case c == '\'' || c == '"':
+			mark()
+			escapes := c == '\'' && i > 0 && (text[i-1] == 'E' || text[i-1] == 'e')
+			i++
+			for i < len(text) {
+				if escapes && text[i] == '\\' {
+					i += 2
+					continue
+				}
+				if text[i] == c {
+					if i+1 < len(text) && text[i+1] == c {
+						i += 2
+						continue
+					}
+					break
+				}
+				i++
+			}
+			i++
+		case c == '$':
+			mark()
+			j := i + 1
+			for j < len(text) && (isWordByte(text[j]) && !(text[j] >= '0' && text[j] <= '9' && j == i+1)) {
+				j++
+			}
+			if j < len(text) && text[j] == '$' {
+				tag := text[i : j+1]
+				end := strings.Index(text[j+1:], tag)
+				if end < 0 {
+					return words, statements
+				}
+				i = j + 1 + end + len(tag)
+				continue
+			}
+			i = j
+		case isWordByte(c):
+			mark()
+			j := i
+			for j < len(text) && (isWordByte(text[j]) || text[j] == '$') {
+				j++
+			}
+			words = append(words, strings.ToUpper(text[i:j]))
+			i = j
+		case c == '(':
+			mark()
+			words = append(words, "(")
+			i++
+		default:
+			mark()
+			i++
+		}
+	}
+	return words, statements
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
 }
 
 // parser runs json_serialize_sql on a connection of its own with the

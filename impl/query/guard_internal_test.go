@@ -125,6 +125,32 @@ func TestExplainInner(t *testing.T) {
 	}
 }
 
+func TestDynamicPivot(t *testing.T) {
+	t.Parallel()
+	for text, want := range map[string]bool{
+		"PIVOT t ON b USING sum(a)":                                        true,
+		"pivot_wider t on b using sum(a);":                                 true,
+		"\n\t /* pre; */ -- x\n PIVOT t ON b USING sum(a) ;  -- post\n":    true,
+		"SELECT * FROM (PIVOT t ON b USING sum(a))":                        true,
+		"WITH p AS (PIVOT t ON b USING sum(a)) SELECT * FROM p":            true,
+		"(PIVOT t ON b USING sum(a))":                                      true,
+		"CREATE TYPE e AS ENUM ('a'); PIVOT t ON b USING sum(a)":           false,
+		"PIVOT t ON b USING sum(a); DROP TABLE t":                          false,
+		"INSERT INTO t SELECT * FROM (PIVOT t ON b USING sum(a))":          false,
+		"SELECT 'PIVOT' AS x; DELETE FROM t":                               false,
+		"DELETE FROM t WHERE b = 'pivot'":                                  false,
+		"SELECT 1 /* PIVOT */; DELETE FROM t":                              false,
+		"SELECT 'a;b', \"x;\" FROM t -- ; PIVOT":                           false,
+		"SELECT $$;$$ AS s, E'\\';' FROM (PIVOT t ON b USING sum(a))":      true,
+		"/* /* nested */ ; */ PIVOT t ON b USING sum(a)":                   true,
+		"SELECT $1, 'it''s' FROM t WHERE x IN (PIVOT t ON b USING sum(a))": true,
+	} {
+		if got := dynamicPivot(text); got != want {
+			t.Errorf("dynamicPivot(%q) = %v", text, got)
+		}
+	}
+}
+
 func TestParseType(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {

@@ -208,13 +208,19 @@ var attacks = []struct {
 	{"explain nested comment trick", "EXPLAIN /* /* */ SELECT 1 */ DELETE FROM t", deny},
 	{"explain options", "EXPLAIN (FORMAT json) SELECT 1", deny},
 	{"explain multi", "EXPLAIN SELECT 1; DROP TABLE t", deny},
-	{"dynamic pivot creates a type", "PIVOT t ON b USING sum(a)", deny},
+	// A PIVOT without an IN list creates a type first: refused (as a request
+	// the endpoint cannot serve, 400), and nothing of it runs.
+	{"dynamic pivot creates a type", "PIVOT t ON b USING sum(a)", invalid},
+	{"dynamic pivot in a subquery", "SELECT * FROM (PIVOT t ON b USING sum(a))", invalid},
+	{"create type then pivot", "CREATE TYPE e AS ENUM ('x'); PIVOT t ON b USING sum(a)", deny},
+	{"insert a dynamic pivot", "INSERT INTO t SELECT * FROM (PIVOT t ON b USING sum(a))", deny},
 	{"detach via select", "SELECT * FROM t; DETACH warehouse", deny},
 }
 
 var (
 	deny       = []apierrors.Code{apierrors.CodePermissionDenied}
 	denyOrExec = []apierrors.Code{apierrors.CodePermissionDenied, apierrors.CodeQueryExecutionError}
+	invalid    = []apierrors.Code{apierrors.CodeValidation}
 	// A path without a known file extension is no replacement scan: DuckDB
 	// looks for a table of that name.
 	denyOrMissing = []apierrors.Code{apierrors.CodePermissionDenied, apierrors.CodeTableNotFound}
@@ -343,6 +349,7 @@ func TestGuardErrorCodes(t *testing.T) {
 		{"SELECT 1/0::INT, 'x'::INT", 400, apierrors.CodeQueryExecutionError, "Conversion Error"},
 		{"SELECT error('boom')", 400, apierrors.CodeQueryExecutionError, "boom"},
 		{"SELECT 1; SELECT 2", 400, apierrors.CodeQueryExecutionError, "exactly one statement"},
+		{"PIVOT t ON b USING sum(a)", 400, apierrors.CodeValidation, `field "sql": a PIVOT needs an explicit IN list`},
 		{"   ", 400, apierrors.CodeQueryExecutionError, "empty"},
 		{"-- only a comment", 400, apierrors.CodeQueryExecutionError, "empty"},
 		{"SELECT * FROM read_csv('" + cfg.DataDir + "/x.csv')", 403, apierrors.CodePermissionDenied, ""},

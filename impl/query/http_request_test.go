@@ -190,3 +190,21 @@ func TestAcceptNegotiation(t *testing.T) {
 		}
 	}
 }
+
+// TestPivotNeedsInList: a PIVOT without an IN list (which DuckDB runs as
+// CREATE TYPE and a query) is a 400 saying to list the values, not a 403
+// for a write the client never asked for; with the list it runs.
+func TestPivotNeedsInList(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t, nil)
+	h, _ := tenantSession(t, e, "pivot@example.com")
+	r := e.Call("POST", "/api/data-platform/query", `{"sql":"PIVOT (select 1 as a, 'x' as b) ON b USING sum(a)"}`, h...)
+	testenv.ExpectError(t, r, 400, "validation_error")
+	if _, msg := errorBody(t, r); !strings.Contains(msg, "a PIVOT needs an explicit IN list") {
+		t.Errorf("message %q", msg)
+	}
+	r = e.Call("POST", "/api/data-platform/query", `{"sql":"PIVOT (select 1 as a, 'x' as b) ON b IN ('x') USING sum(a)"}`, h...)
+	if r.Status != 200 || !strings.Contains(string(r.Body), `"rows":[{"x":1}]`) {
+		t.Errorf("with IN: %d %s", r.Status, r.Body)
+	}
+}
