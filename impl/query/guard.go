@@ -22,10 +22,12 @@ import (
 //     statements (SELECT, WITH, VALUES, FROM-first, TABLE, DESCRIBE, SHOW,
 //     SUMMARIZE, PIVOT with an IN list, set operations); anything else is
 //     refused here, except EXPLAIN, whose inner statement is checked the
-//     same way.
+//     same way (a PIVOT without an IN list gets a message of its own, see
+//     errPivotNeedsIn).
 //  2. The parse tree is walked: table functions must be on
 //     allowedTableFunctions, scalar functions must not be on
-//     deniedFunctions. DuckDB has SELECT-typed functions with side effects:
+//     deniedFunctions, table references must not name deniedViews, and
+//     current_setting must name a setting that cannot hold a path. DuckDB has SELECT-typed functions with side effects:
 //     measured on duckdb-go v2.10505.0 (DuckDB 1.5.5), `SELECT * FROM
 //     checkpoint()` checkpoints even inside a READ ONLY transaction,
 //     `enable_logging(storage='file', ...)` changes a global setting
