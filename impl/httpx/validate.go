@@ -57,6 +57,14 @@ func Validate(logger *slog.Logger) Middleware {
 					options = &uploadOpts
 				}
 			}
+			// Before the schema validation, which rewrites the body when it
+			// fills in defaults (and so drops what follows the JSON value).
+			if options != &uploadOpts && route.Operation.RequestBody != nil {
+				if err := checkJSONText(r); err != nil {
+					apierrors.Write(w, r, logger, err)
+					return
+				}
+			}
 			err := openapi3filter.ValidateRequest(r.Context(), &openapi3filter.RequestValidationInput{
 				Request:    r,
 				PathParams: params,
@@ -73,12 +81,6 @@ func Validate(logger *slog.Logger) Middleware {
 						apierrors.Write(w, r, logger, apierrors.Validation("invalid query parameter %q: text must not contain NUL characters", name))
 						return
 					}
-				}
-			}
-			if options != &uploadOpts && route.Operation.RequestBody != nil {
-				if err := checkJSONText(r); err != nil {
-					apierrors.Write(w, r, logger, err)
-					return
 				}
 			}
 			next.ServeHTTP(w, r)

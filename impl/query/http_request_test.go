@@ -74,11 +74,8 @@ func TestDeeplyNestedParamsAreRefusedFast(t *testing.T) {
 // TestQueryRequestBody: the body is one JSON object (nothing after it), and
 // maxRows/timeoutSeconds may be written as any JSON number with an integral
 // value, as JSON Schema's integer allows.
-//
-// The trailing-data cases send every field that has a default: when one is
-// missing, the validator writes the defaults into a re-encoded body, and
-// what followed the object is gone before anything can check it (see
-// decodeRequest's test for the handler's own check).
+// Data after the JSON object is refused whether or not the validator fills
+// in defaults (it re-encodes the body when it does).
 func TestQueryRequestBody(t *testing.T) {
 	t.Parallel()
 	e := testenv.New(t, nil)
@@ -98,6 +95,7 @@ func TestQueryRequestBody(t *testing.T) {
 		{`{` + q + `,"timeoutSeconds":2.5}`, 400, 0, `timeoutSeconds`},
 		{`{` + q + `,"params":{},"maxRows":10,"timeoutSeconds":5} trailing`, 400, 0, `invalid JSON body: unexpected data after the JSON`},
 		{`{` + q + `,"params":{},"maxRows":10,"timeoutSeconds":5}{"sql":"SELECT 2"}`, 400, 0, `invalid JSON body: unexpected data after the JSON`},
+		{`{` + q + `} trailing`, 400, 0, `invalid JSON body: unexpected data after the JSON`},
 	} {
 		r := e.Call("POST", "/api/data-platform/query", tc.body, h...)
 		if tc.status != 200 {
