@@ -493,10 +493,10 @@ type HealthStatus string
 
 // HostedBackendConfig Config of connector type `hosted_backend` (a hosted backend exposing a REST data API). Documentation of the config object; the authoritative JSON Schema is served by `GET /connector-types`.
 type HostedBackendConfig struct {
-	// DestinationSchema Store schema to land tables in (default `main`); tables are then listed as `schema.table`.
+	// DestinationSchema Store schema to land tables in (default `main`); tables are then listed as `schema.table`. Reserved names (`pg_catalog`, `information_schema`, `temp`, `system`, `warehouse`, `_strata`, `__strata…`, in any case) are `400 validation_error`.
 	DestinationSchema *string `json:"destination_schema,omitempty"`
 
-	// HostedBackendURL Project URL of the hosted backend.
+	// HostedBackendURL Project URL of the hosted backend: http(s), with a host, without credentials, query or fragment. Secret-bound: changing it requires sending `service_role_key` again.
 	HostedBackendURL string `json:"hosted_backend_url"`
 
 	// ServiceRoleKey Service-role JWT that bypasses row-level security. Encrypted at rest, shown as `"********"`.
@@ -1544,7 +1544,7 @@ type ClientInterface interface {
 
 	// GetUser The calling user
 	//
-	// The user the token belongs to (GoTrue-compatible). `app_metadata.tenant_id` is the value to send as `X-Tenant-Id`.
+	// The user the token belongs to (GoTrue-compatible). `app_metadata.tenant_id` is the value to send as `X-Tenant-Id`. Like GoTrue's, it checks what other operations take on trust from an access token: its session must still be active and its user must exist, otherwise `401 UNAUTHENTICATED` (after a logout, for instance).
 	//
 	// Corresponds with GET /api/auth/v1/user (the `GetUser` operationId).
 	GetUser(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1726,7 +1726,9 @@ type ClientInterface interface {
 	// only. The response's `Content-Type` is the stored, sniffed type (e.g.
 	// `audio/mpeg`, `image/png`), hence the `*/*` media range here. Single byte
 	// ranges (`Range: bytes=…`) are answered with `206`; an unsatisfiable range
-	// with `416`. An item without media is `404`.
+	// (including `bytes=-0`) with `416`. Several ranges, another unit or a
+	// malformed `Range` are ignored: `200` with the whole file. An item without
+	// media is `404`.
 	//
 	// Corresponds with GET /api/content/{id}/media (the `GetContentMedia` operationId).
 	GetContentMedia(ctx context.Context, id openapi_types.UUID, params *GetContentMediaParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1762,7 +1764,8 @@ type ClientInterface interface {
 	// `400 validation_error`; a type announced as coming soon (no plugin
 	// installed) is `422 connector_type_unavailable`. Secrets
 	// (`service_role_key` and any field the schema marks `x-secret: true`) are
-	// encrypted at rest and shown as `"********"` in every response.
+	// encrypted at rest and shown as `"********"` in every response; sending
+	// `"********"` as a new secret is `400 validation_error`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1777,7 +1780,8 @@ type ClientInterface interface {
 	// `400 validation_error`; a type announced as coming soon (no plugin
 	// installed) is `422 connector_type_unavailable`. Secrets
 	// (`service_role_key` and any field the schema marks `x-secret: true`) are
-	// encrypted at rest and shown as `"********"` in every response.
+	// encrypted at rest and shown as `"********"` in every response; sending
+	// `"********"` as a new secret is `400 validation_error`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1794,10 +1798,14 @@ type ClientInterface interface {
 	// UpdateConnectorWithBody Update a connector
 	//
 	// Omitted fields keep their values. `config` is merged into the stored config
-	// as an RFC 7386 JSON merge patch (a `null` member removes the key); sending
-	// `"********"` for a secret keeps the stored secret. The merged config is
-	// validated against the type's schema (`400 validation_error`). `updatedAt`
-	// changes only when something changed. Both `application/merge-patch+json`
+	// as an RFC 7386 JSON merge patch (a `null` member removes the key, and the
+	// schema's default, if any, applies again); sending `"********"` for a secret
+	// keeps the stored secret. Changing a field that decides where secrets are
+	// sent (`x-secret-bound`, or an address format such as `hosted_backend_url`)
+	// requires sending every secret again in clear, otherwise `400
+	// validation_error`: a stored key cannot be redirected to another host. The
+	// merged config is validated against the type's schema (`400
+	// validation_error`). `updatedAt` changes only when something changed. Both `application/merge-patch+json`
 	// and `application/json` are accepted with the same body.
 	//
 	// Takes any type of body and a specified content type.
@@ -1808,10 +1816,14 @@ type ClientInterface interface {
 	// UpdateConnector Update a connector
 	//
 	// Omitted fields keep their values. `config` is merged into the stored config
-	// as an RFC 7386 JSON merge patch (a `null` member removes the key); sending
-	// `"********"` for a secret keeps the stored secret. The merged config is
-	// validated against the type's schema (`400 validation_error`). `updatedAt`
-	// changes only when something changed. Both `application/merge-patch+json`
+	// as an RFC 7386 JSON merge patch (a `null` member removes the key, and the
+	// schema's default, if any, applies again); sending `"********"` for a secret
+	// keeps the stored secret. Changing a field that decides where secrets are
+	// sent (`x-secret-bound`, or an address format such as `hosted_backend_url`)
+	// requires sending every secret again in clear, otherwise `400
+	// validation_error`: a stored key cannot be redirected to another host. The
+	// merged config is validated against the type's schema (`400
+	// validation_error`). `updatedAt` changes only when something changed. Both `application/merge-patch+json`
 	// and `application/json` are accepted with the same body.
 	//
 	// Takes a body of the `application/json` content type.
@@ -1822,10 +1834,14 @@ type ClientInterface interface {
 	// UpdateConnectorWithApplicationMergePatchPlusJSONBody Update a connector
 	//
 	// Omitted fields keep their values. `config` is merged into the stored config
-	// as an RFC 7386 JSON merge patch (a `null` member removes the key); sending
-	// `"********"` for a secret keeps the stored secret. The merged config is
-	// validated against the type's schema (`400 validation_error`). `updatedAt`
-	// changes only when something changed. Both `application/merge-patch+json`
+	// as an RFC 7386 JSON merge patch (a `null` member removes the key, and the
+	// schema's default, if any, applies again); sending `"********"` for a secret
+	// keeps the stored secret. Changing a field that decides where secrets are
+	// sent (`x-secret-bound`, or an address format such as `hosted_backend_url`)
+	// requires sending every secret again in clear, otherwise `400
+	// validation_error`: a stored key cannot be redirected to another host. The
+	// merged config is validated against the type's schema (`400
+	// validation_error`). `updatedAt` changes only when something changed. Both `application/merge-patch+json`
 	// and `application/json` are accepted with the same body.
 	//
 	// Takes a body of the `application/merge-patch+json` content type.
@@ -2201,7 +2217,7 @@ func (c *RawClient) Token(ctx context.Context, params *TokenParams, body TokenJS
 
 // GetUser The calling user
 //
-// The user the token belongs to (GoTrue-compatible). `app_metadata.tenant_id` is the value to send as `X-Tenant-Id`.
+// The user the token belongs to (GoTrue-compatible). `app_metadata.tenant_id` is the value to send as `X-Tenant-Id`. Like GoTrue's, it checks what other operations take on trust from an access token: its session must still be active and its user must exist, otherwise `401 UNAUTHENTICATED` (after a logout, for instance).
 //
 // Corresponds with GET /api/auth/v1/user (the `GetUser` operationId).
 func (c *RawClient) GetUser(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2553,7 +2569,9 @@ func (c *RawClient) UpdateContent(ctx context.Context, id openapi_types.UUID, bo
 // only. The response's `Content-Type` is the stored, sniffed type (e.g.
 // `audio/mpeg`, `image/png`), hence the `*/*` media range here. Single byte
 // ranges (`Range: bytes=…`) are answered with `206`; an unsatisfiable range
-// with `416`. An item without media is `404`.
+// (including `bytes=-0`) with `416`. Several ranges, another unit or a
+// malformed `Range` are ignored: `200` with the whole file. An item without
+// media is `404`.
 //
 // Corresponds with GET /api/content/{id}/media (the `GetContentMedia` operationId).
 func (c *RawClient) GetContentMedia(ctx context.Context, id openapi_types.UUID, params *GetContentMediaParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2629,7 +2647,8 @@ func (c *RawClient) ListConnectors(ctx context.Context, params *ListConnectorsPa
 // `400 validation_error`; a type announced as coming soon (no plugin
 // installed) is `422 connector_type_unavailable`. Secrets
 // (`service_role_key` and any field the schema marks `x-secret: true`) are
-// encrypted at rest and shown as `"********"` in every response.
+// encrypted at rest and shown as `"********"` in every response; sending
+// `"********"` as a new secret is `400 validation_error`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2654,7 +2673,8 @@ func (c *RawClient) CreateConnectorWithBody(ctx context.Context, params *CreateC
 // `400 validation_error`; a type announced as coming soon (no plugin
 // installed) is `422 connector_type_unavailable`. Secrets
 // (`service_role_key` and any field the schema marks `x-secret: true`) are
-// encrypted at rest and shown as `"********"` in every response.
+// encrypted at rest and shown as `"********"` in every response; sending
+// `"********"` as a new secret is `400 validation_error`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2691,10 +2711,14 @@ func (c *RawClient) DeleteConnector(ctx context.Context, connectorID string, par
 // UpdateConnectorWithBody Update a connector
 //
 // Omitted fields keep their values. `config` is merged into the stored config
-// as an RFC 7386 JSON merge patch (a `null` member removes the key); sending
-// `"********"` for a secret keeps the stored secret. The merged config is
-// validated against the type's schema (`400 validation_error`). `updatedAt`
-// changes only when something changed. Both `application/merge-patch+json`
+// as an RFC 7386 JSON merge patch (a `null` member removes the key, and the
+// schema's default, if any, applies again); sending `"********"` for a secret
+// keeps the stored secret. Changing a field that decides where secrets are
+// sent (`x-secret-bound`, or an address format such as `hosted_backend_url`)
+// requires sending every secret again in clear, otherwise `400
+// validation_error`: a stored key cannot be redirected to another host. The
+// merged config is validated against the type's schema (`400
+// validation_error`). `updatedAt` changes only when something changed. Both `application/merge-patch+json`
 // and `application/json` are accepted with the same body.
 //
 // Takes any type of body and a specified content type.
@@ -2715,10 +2739,14 @@ func (c *RawClient) UpdateConnectorWithBody(ctx context.Context, connectorID str
 // UpdateConnector Update a connector
 //
 // Omitted fields keep their values. `config` is merged into the stored config
-// as an RFC 7386 JSON merge patch (a `null` member removes the key); sending
-// `"********"` for a secret keeps the stored secret. The merged config is
-// validated against the type's schema (`400 validation_error`). `updatedAt`
-// changes only when something changed. Both `application/merge-patch+json`
+// as an RFC 7386 JSON merge patch (a `null` member removes the key, and the
+// schema's default, if any, applies again); sending `"********"` for a secret
+// keeps the stored secret. Changing a field that decides where secrets are
+// sent (`x-secret-bound`, or an address format such as `hosted_backend_url`)
+// requires sending every secret again in clear, otherwise `400
+// validation_error`: a stored key cannot be redirected to another host. The
+// merged config is validated against the type's schema (`400
+// validation_error`). `updatedAt` changes only when something changed. Both `application/merge-patch+json`
 // and `application/json` are accepted with the same body.
 //
 // Takes a body of the `application/json` content type.
@@ -2739,10 +2767,14 @@ func (c *RawClient) UpdateConnector(ctx context.Context, connectorID string, par
 // UpdateConnectorWithApplicationMergePatchPlusJSONBody Update a connector
 //
 // Omitted fields keep their values. `config` is merged into the stored config
-// as an RFC 7386 JSON merge patch (a `null` member removes the key); sending
-// `"********"` for a secret keeps the stored secret. The merged config is
-// validated against the type's schema (`400 validation_error`). `updatedAt`
-// changes only when something changed. Both `application/merge-patch+json`
+// as an RFC 7386 JSON merge patch (a `null` member removes the key, and the
+// schema's default, if any, applies again); sending `"********"` for a secret
+// keeps the stored secret. Changing a field that decides where secrets are
+// sent (`x-secret-bound`, or an address format such as `hosted_backend_url`)
+// requires sending every secret again in clear, otherwise `400
+// validation_error`: a stored key cannot be redirected to another host. The
+// merged config is validated against the type's schema (`400
+// validation_error`). `updatedAt` changes only when something changed. Both `application/merge-patch+json`
 // and `application/json` are accepted with the same body.
 //
 // Takes a body of the `application/merge-patch+json` content type.
@@ -4712,7 +4744,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetUserWithResponse The calling user
 	//
-	// The user the token belongs to (GoTrue-compatible). `app_metadata.tenant_id` is the value to send as `X-Tenant-Id`.
+	// The user the token belongs to (GoTrue-compatible). `app_metadata.tenant_id` is the value to send as `X-Tenant-Id`. Like GoTrue's, it checks what other operations take on trust from an access token: its session must still be active and its user must exist, otherwise `401 UNAUTHENTICATED` (after a logout, for instance).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4908,7 +4940,9 @@ type ClientWithResponsesInterface interface {
 	// only. The response's `Content-Type` is the stored, sniffed type (e.g.
 	// `audio/mpeg`, `image/png`), hence the `*/*` media range here. Single byte
 	// ranges (`Range: bytes=…`) are answered with `206`; an unsatisfiable range
-	// with `416`. An item without media is `404`.
+	// (including `bytes=-0`) with `416`. Several ranges, another unit or a
+	// malformed `Range` are ignored: `200` with the whole file. An item without
+	// media is `404`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4952,7 +4986,8 @@ type ClientWithResponsesInterface interface {
 	// `400 validation_error`; a type announced as coming soon (no plugin
 	// installed) is `422 connector_type_unavailable`. Secrets
 	// (`service_role_key` and any field the schema marks `x-secret: true`) are
-	// encrypted at rest and shown as `"********"` in every response.
+	// encrypted at rest and shown as `"********"` in every response; sending
+	// `"********"` as a new secret is `400 validation_error`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4967,7 +5002,8 @@ type ClientWithResponsesInterface interface {
 	// `400 validation_error`; a type announced as coming soon (no plugin
 	// installed) is `422 connector_type_unavailable`. Secrets
 	// (`service_role_key` and any field the schema marks `x-secret: true`) are
-	// encrypted at rest and shown as `"********"` in every response.
+	// encrypted at rest and shown as `"********"` in every response; sending
+	// `"********"` as a new secret is `400 validation_error`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4986,10 +5022,14 @@ type ClientWithResponsesInterface interface {
 	// UpdateConnectorWithBodyWithResponse Update a connector
 	//
 	// Omitted fields keep their values. `config` is merged into the stored config
-	// as an RFC 7386 JSON merge patch (a `null` member removes the key); sending
-	// `"********"` for a secret keeps the stored secret. The merged config is
-	// validated against the type's schema (`400 validation_error`). `updatedAt`
-	// changes only when something changed. Both `application/merge-patch+json`
+	// as an RFC 7386 JSON merge patch (a `null` member removes the key, and the
+	// schema's default, if any, applies again); sending `"********"` for a secret
+	// keeps the stored secret. Changing a field that decides where secrets are
+	// sent (`x-secret-bound`, or an address format such as `hosted_backend_url`)
+	// requires sending every secret again in clear, otherwise `400
+	// validation_error`: a stored key cannot be redirected to another host. The
+	// merged config is validated against the type's schema (`400
+	// validation_error`). `updatedAt` changes only when something changed. Both `application/merge-patch+json`
 	// and `application/json` are accepted with the same body.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -5000,10 +5040,14 @@ type ClientWithResponsesInterface interface {
 	// UpdateConnectorWithResponse Update a connector
 	//
 	// Omitted fields keep their values. `config` is merged into the stored config
-	// as an RFC 7386 JSON merge patch (a `null` member removes the key); sending
-	// `"********"` for a secret keeps the stored secret. The merged config is
-	// validated against the type's schema (`400 validation_error`). `updatedAt`
-	// changes only when something changed. Both `application/merge-patch+json`
+	// as an RFC 7386 JSON merge patch (a `null` member removes the key, and the
+	// schema's default, if any, applies again); sending `"********"` for a secret
+	// keeps the stored secret. Changing a field that decides where secrets are
+	// sent (`x-secret-bound`, or an address format such as `hosted_backend_url`)
+	// requires sending every secret again in clear, otherwise `400
+	// validation_error`: a stored key cannot be redirected to another host. The
+	// merged config is validated against the type's schema (`400
+	// validation_error`). `updatedAt` changes only when something changed. Both `application/merge-patch+json`
 	// and `application/json` are accepted with the same body.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -5014,10 +5058,14 @@ type ClientWithResponsesInterface interface {
 	// UpdateConnectorWithApplicationMergePatchPlusJSONBodyWithResponse Update a connector
 	//
 	// Omitted fields keep their values. `config` is merged into the stored config
-	// as an RFC 7386 JSON merge patch (a `null` member removes the key); sending
-	// `"********"` for a secret keeps the stored secret. The merged config is
-	// validated against the type's schema (`400 validation_error`). `updatedAt`
-	// changes only when something changed. Both `application/merge-patch+json`
+	// as an RFC 7386 JSON merge patch (a `null` member removes the key, and the
+	// schema's default, if any, applies again); sending `"********"` for a secret
+	// keeps the stored secret. Changing a field that decides where secrets are
+	// sent (`x-secret-bound`, or an address format such as `hosted_backend_url`)
+	// requires sending every secret again in clear, otherwise `400
+	// validation_error`: a stored key cannot be redirected to another host. The
+	// merged config is validated against the type's schema (`400
+	// validation_error`). `updatedAt` changes only when something changed. Both `application/merge-patch+json`
 	// and `application/json` are accepted with the same body.
 	//
 	// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
@@ -8308,7 +8356,7 @@ func (c *ClientWithResponses) TokenWithResponse(ctx context.Context, params *Tok
 
 // GetUserWithResponse The calling user
 //
-// The user the token belongs to (GoTrue-compatible). `app_metadata.tenant_id` is the value to send as `X-Tenant-Id`.
+// The user the token belongs to (GoTrue-compatible). `app_metadata.tenant_id` is the value to send as `X-Tenant-Id`. Like GoTrue's, it checks what other operations take on trust from an access token: its session must still be active and its user must exist, otherwise `401 UNAUTHENTICATED` (after a logout, for instance).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -8606,7 +8654,9 @@ func (c *ClientWithResponses) UpdateContentWithResponse(ctx context.Context, id 
 // only. The response's `Content-Type` is the stored, sniffed type (e.g.
 // `audio/mpeg`, `image/png`), hence the `*/*` media range here. Single byte
 // ranges (`Range: bytes=…`) are answered with `206`; an unsatisfiable range
-// with `416`. An item without media is `404`.
+// (including `bytes=-0`) with `416`. Several ranges, another unit or a
+// malformed `Range` are ignored: `200` with the whole file. An item without
+// media is `404`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -8674,7 +8724,8 @@ func (c *ClientWithResponses) ListConnectorsWithResponse(ctx context.Context, pa
 // `400 validation_error`; a type announced as coming soon (no plugin
 // installed) is `422 connector_type_unavailable`. Secrets
 // (`service_role_key` and any field the schema marks `x-secret: true`) are
-// encrypted at rest and shown as `"********"` in every response.
+// encrypted at rest and shown as `"********"` in every response; sending
+// `"********"` as a new secret is `400 validation_error`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8695,7 +8746,8 @@ func (c *ClientWithResponses) CreateConnectorWithBodyWithResponse(ctx context.Co
 // `400 validation_error`; a type announced as coming soon (no plugin
 // installed) is `422 connector_type_unavailable`. Secrets
 // (`service_role_key` and any field the schema marks `x-secret: true`) are
-// encrypted at rest and shown as `"********"` in every response.
+// encrypted at rest and shown as `"********"` in every response; sending
+// `"********"` as a new secret is `400 validation_error`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8726,10 +8778,14 @@ func (c *ClientWithResponses) DeleteConnectorWithResponse(ctx context.Context, c
 // UpdateConnectorWithBodyWithResponse Update a connector
 //
 // Omitted fields keep their values. `config` is merged into the stored config
-// as an RFC 7386 JSON merge patch (a `null` member removes the key); sending
-// `"********"` for a secret keeps the stored secret. The merged config is
-// validated against the type's schema (`400 validation_error`). `updatedAt`
-// changes only when something changed. Both `application/merge-patch+json`
+// as an RFC 7386 JSON merge patch (a `null` member removes the key, and the
+// schema's default, if any, applies again); sending `"********"` for a secret
+// keeps the stored secret. Changing a field that decides where secrets are
+// sent (`x-secret-bound`, or an address format such as `hosted_backend_url`)
+// requires sending every secret again in clear, otherwise `400
+// validation_error`: a stored key cannot be redirected to another host. The
+// merged config is validated against the type's schema (`400
+// validation_error`). `updatedAt` changes only when something changed. Both `application/merge-patch+json`
 // and `application/json` are accepted with the same body.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -8746,10 +8802,14 @@ func (c *ClientWithResponses) UpdateConnectorWithBodyWithResponse(ctx context.Co
 // UpdateConnectorWithResponse Update a connector
 //
 // Omitted fields keep their values. `config` is merged into the stored config
-// as an RFC 7386 JSON merge patch (a `null` member removes the key); sending
-// `"********"` for a secret keeps the stored secret. The merged config is
-// validated against the type's schema (`400 validation_error`). `updatedAt`
-// changes only when something changed. Both `application/merge-patch+json`
+// as an RFC 7386 JSON merge patch (a `null` member removes the key, and the
+// schema's default, if any, applies again); sending `"********"` for a secret
+// keeps the stored secret. Changing a field that decides where secrets are
+// sent (`x-secret-bound`, or an address format such as `hosted_backend_url`)
+// requires sending every secret again in clear, otherwise `400
+// validation_error`: a stored key cannot be redirected to another host. The
+// merged config is validated against the type's schema (`400
+// validation_error`). `updatedAt` changes only when something changed. Both `application/merge-patch+json`
 // and `application/json` are accepted with the same body.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -8766,10 +8826,14 @@ func (c *ClientWithResponses) UpdateConnectorWithResponse(ctx context.Context, c
 // UpdateConnectorWithApplicationMergePatchPlusJSONBodyWithResponse Update a connector
 //
 // Omitted fields keep their values. `config` is merged into the stored config
-// as an RFC 7386 JSON merge patch (a `null` member removes the key); sending
-// `"********"` for a secret keeps the stored secret. The merged config is
-// validated against the type's schema (`400 validation_error`). `updatedAt`
-// changes only when something changed. Both `application/merge-patch+json`
+// as an RFC 7386 JSON merge patch (a `null` member removes the key, and the
+// schema's default, if any, applies again); sending `"********"` for a secret
+// keeps the stored secret. Changing a field that decides where secrets are
+// sent (`x-secret-bound`, or an address format such as `hosted_backend_url`)
+// requires sending every secret again in clear, otherwise `400
+// validation_error`: a stored key cannot be redirected to another host. The
+// merged config is validated against the type's schema (`400
+// validation_error`). `updatedAt` changes only when something changed. Both `application/merge-patch+json`
 // and `application/json` are accepted with the same body.
 //
 // Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).

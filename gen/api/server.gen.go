@@ -493,10 +493,10 @@ type HealthStatus string
 
 // HostedBackendConfig Config of connector type `hosted_backend` (a hosted backend exposing a REST data API). Documentation of the config object; the authoritative JSON Schema is served by `GET /connector-types`.
 type HostedBackendConfig struct {
-	// DestinationSchema Store schema to land tables in (default `main`); tables are then listed as `schema.table`.
+	// DestinationSchema Store schema to land tables in (default `main`); tables are then listed as `schema.table`. Reserved names (`pg_catalog`, `information_schema`, `temp`, `system`, `warehouse`, `_strata`, `__strata…`, in any case) are `400 validation_error`.
 	DestinationSchema *string `json:"destination_schema,omitempty"`
 
-	// HostedBackendURL Project URL of the hosted backend.
+	// HostedBackendURL Project URL of the hosted backend: http(s), with a host, without credentials, query or fragment. Secret-bound: changing it requires sending `service_role_key` again.
 	HostedBackendURL string `json:"hosted_backend_url"`
 
 	// ServiceRoleKey Service-role JWT that bypasses row-level security. Encrypted at rest, shown as `"********"`.
