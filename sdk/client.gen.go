@@ -440,6 +440,11 @@ type Error struct {
 	// Example: validation_error
 	Error string `json:"error"`
 
+	// ErrorCode On authentication endpoints, GoTrue's code for the same failure, which auth clients branch on (auth-js's `error.code`): `user_already_exists`, `weak_password`, `email_address_invalid`, `signup_disabled`, `over_request_rate_limit`, `session_not_found`, `user_not_found`.
+	//
+	// Example: user_already_exists
+	ErrorCode *string `json:"error_code,omitempty"`
+
 	// Message Human-readable explanation; names the field for `validation_error`.
 	//
 	// Example: sql: must not be empty

@@ -58,6 +58,9 @@ type Error struct {
 	StatusCode int    `json:"statusCode"`
 	Code       Code   `json:"error"`
 	Message    string `json:"message"`
+	// ErrorCode is GoTrue's code for the same failure, on authentication
+	// endpoints, where auth clients branch on it (auth-js's error.code).
+	ErrorCode string `json:"error_code,omitempty"`
 	// Header holds extra response headers, such as Retry-After on a 429.
 	Header http.Header `json:"-"`
 	// Internal is the underlying cause; it never reaches the client.
@@ -85,6 +88,13 @@ func (e *Error) Unwrap() error { return e.Internal }
 func (e *Error) WithInternalError(err error) *Error {
 	c := *e
 	c.Internal = err
+	return &c
+}
+
+// WithErrorCode returns a copy of e that carries GoTrue's code for it.
+func (e *Error) WithErrorCode(code string) *Error {
+	c := *e
+	c.ErrorCode = code
 	return &c
 }
 

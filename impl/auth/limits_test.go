@@ -134,6 +134,9 @@ func TestPasswordBruteForceProtection(t *testing.T) {
 	if r.Header.Get("Retry-After") == "" {
 		t.Fatal("no Retry-After")
 	}
+	if code := r.JSON(t)["error_code"]; code != "over_request_rate_limit" {
+		t.Fatalf("error_code %v, want GoTrue's over_request_rate_limit", code)
+	}
 	e.Clock.Advance(5*time.Minute + time.Second)
 	if r := e.Password("target@example.com", "correct horse"); r.Status != 200 {
 		t.Fatalf("after the window: %d %s", r.Status, r.Body)

@@ -228,7 +228,8 @@ func (s *Service) PasswordGrant(ctx context.Context, email, password, clientIP s
 	emailKey := "email:" + strings.ToLower(strings.TrimSpace(email))
 	ipKey := "ip:" + clientIP
 	if wait, blocked := s.attempts.blocked(emailKey, ipKey); blocked {
-		return Tokens{}, apierrors.RateLimited(maxFailuresPerIP, wait, "too many failed sign-in attempts; try again later")
+		return Tokens{}, apierrors.RateLimited(maxFailuresPerIP, wait, "too many failed sign-in attempts; try again later").
+			WithErrorCode("over_request_rate_limit")
 	}
 	user, err := s.store.GetUserByEmail(ctx, email)
 	hash := s.dummyHash
@@ -324,10 +325,11 @@ const (
 
 func checkCredentials(email, password string) error {
 	if _, err := mail.ParseAddress(email); err != nil || strings.ContainsAny(email, "<> ") {
-		return apierrors.Validation("field \"email\": not a valid email address")
+		return apierrors.Validation("field \"email\": not a valid email address").WithErrorCode("email_address_invalid")
 	}
 	if len(password) < minPasswordLen || len(password) > maxPasswordLen {
-		return apierrors.Validation("field \"password\": must be %d to %d bytes", minPasswordLen, maxPasswordLen)
+		return apierrors.Validation("field \"password\": must be %d to %d bytes", minPasswordLen, maxPasswordLen).
+			WithErrorCode("weak_password")
 	}
 	return nil
 }
@@ -377,7 +379,8 @@ func (s *Service) CreateUser(ctx context.Context, tenantID uuid.UUID, email, pas
 	return u, nil
 }
 
-var errUserExists = apierrors.New(http.StatusUnprocessableEntity, "user_already_exists", "a user with this email address has already been registered")
+var errUserExists = apierrors.New(http.StatusUnprocessableEntity, "user_already_exists",
+	"a user with this email address has already been registered").WithErrorCode("user_already_exists")
 
 func (s *Service) newUser(tenantID uuid.UUID, email, password string, meta map[string]any) (store.User, error) {
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), s.cfg.BcryptCost)
@@ -397,11 +400,13 @@ func (s *Service) newUser(tenantID uuid.UUID, email, password string, meta map[s
 // tenant).
 func (s *Service) Signup(ctx context.Context, email, password string, meta map[string]any, clientIP string) (Tokens, error) {
 	if s.cfg.DisableSignup {
-		return Tokens{}, apierrors.New(http.StatusForbidden, apierrors.CodeForbiddenAuth, "signups are disabled on this server")
+		return Tokens{}, apierrors.New(http.StatusForbidden, apierrors.CodeForbiddenAuth, "signups are disabled on this server").
+			WithErrorCode("signup_disabled")
 	}
 	signupKey := "signup:" + clientIP
 	if wait, blocked := s.attempts.blocked(signupKey); blocked {
-		return Tokens{}, apierrors.RateLimited(maxSignupsPerIP, wait, "too many sign-ups from this address; try again later")
+		return Tokens{}, apierrors.RateLimited(maxSignupsPerIP, wait, "too many sign-ups from this address; try again later").
+			WithErrorCode("over_request_rate_limit")
 	}
 	if err := checkCredentials(email, password); err != nil {
 		return Tokens{}, err
@@ -430,7 +435,7 @@ func (s *Service) User(ctx context.Context, p principal.Principal) (store.User, 
 		switch {
 		case errors.Is(err, store.ErrNotFound) || (err == nil && sess.RevokedAt != nil):
 			return store.User{}, store.Tenant{}, apierrors.New(http.StatusUnauthorized, apierrors.CodeUnauthenticated,
-				"the session of this access token has ended (signed out)")
+				"the session of this access token has ended (signed out)").WithErrorCode("session_not_found")
 		case err != nil:
 			return store.User{}, store.Tenant{}, err
 		}
@@ -439,7 +444,7 @@ func (s *Service) User(ctx context.Context, p principal.Principal) (store.User, 
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return u, store.Tenant{}, apierrors.New(http.StatusUnauthorized, apierrors.CodeUnauthenticated,
-				"the user of this token does not exist")
+				"the user of this token does not exist").WithErrorCode("user_not_found")
 		}
 		return u, store.Tenant{}, err
 	}

@@ -1,5 +1,6 @@
 // Drives the real @supabase/auth-js client against a live Strata server:
-// sign in with a password, read the session and the user, refresh.
+// sign in with a password, read the session and the user, refresh, the
+// error codes of a wrong password and a taken email, sign out.
 // Usage: node authjs.mjs BASE_URL EMAIL PASSWORD (run with NODE_PATH or from
 // a directory whose node_modules holds @supabase/auth-js).
 import { AuthClient } from '@supabase/auth-js'
@@ -28,5 +29,16 @@ if (!s2 || !s2.access_token || s2.refresh_token === s1.refresh_token) fail('refr
 
 const wrong = await client.signInWithPassword({ email, password: password + 'x' })
 if (!wrong.error || wrong.error.code !== 'invalid_credentials') fail('wrong password: ' + JSON.stringify(wrong.error))
+
+// Signing up with a taken email fails with GoTrue's code, which apps branch on.
+const taken = await client.signUp({ email, password: 'another password' })
+if (!taken.error || taken.error.status !== 422 || taken.error.code !== 'user_already_exists') fail('signUp with a taken email: ' + JSON.stringify(taken.error))
+
+// After signing out (this session only), the server no longer vouches for its access token.
+const out = await client.admin.signOut(s2.access_token, 'local')
+if (out.error) fail('signOut: ' + out.error.message)
+// auth-js turns GoTrue's session_not_found into its AuthSessionMissingError.
+const gone = await client.getUser(s2.access_token)
+if (!gone.error || gone.error.name !== 'AuthSessionMissingError') fail('getUser after signOut: ' + JSON.stringify(gone.error))
 
 console.log(JSON.stringify({ ok: true, user: s1.user.id, tenant: s1.user.app_metadata.tenant_id }))
