@@ -206,6 +206,18 @@ func (f *whisperFixture) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.WriteString(w, `{"text":"call the plumber about the leaking kitchen tap"}`)
 }
 
+// awaitCall waits until the pipeline has called the engine at least once.
+func (f *whisperFixture) awaitCall(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for f.calls.Load() < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the pipeline never called the engine")
+		}
+		time.Sleep(10 * time.Millisecond) // polling interval
+	}
+}
+
 func TestUnreachableEngineIsRetriedThenFails(t *testing.T) {
 	t.Parallel()
 	fixture := &whisperFixture{}
@@ -266,13 +278,7 @@ func TestPendingWorkResumesAfterRestart(t *testing.T) {
 	s := first.NewUser("restart@example.com")
 	created := uploadVoice(t, first, s.AccessToken, speech(t, "hello", "wav"), "")
 	// The job is running (the engine holds the request) when the server stops.
-	deadline := time.Now().Add(30 * time.Second)
-	for fixture.calls.Load() < 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the pipeline never called the engine")
-		}
-		time.Sleep(10 * time.Millisecond) // polling interval
-	}
+	fixture.awaitCall(t)
 	first.Srv.Close()
 	if err := first.App.Close(); err != nil {
 		t.Fatal(err)
@@ -304,13 +310,7 @@ func TestWhileTranscribing(t *testing.T) {
 	waitProcessed(t, e, s.AccessToken, note.ID)
 
 	voice := uploadVoice(t, e, s.AccessToken, speech(t, "hello", "wav"), "plumber and kitchen tap")
-	deadline := time.Now().Add(30 * time.Second)
-	for fixture.calls.Load() < 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the pipeline never called the engine")
-		}
-		time.Sleep(10 * time.Millisecond) // polling interval
-	}
+	fixture.awaitCall(t)
 	var rel struct{ Data []related }
 	e.Call("GET", "/api/content/"+voice.ID+"/related", "", auth...).Decode(t, &rel)
 	if len(rel.Data) != 0 {
