@@ -321,7 +321,7 @@ func TestWhileTranscribing(t *testing.T) {
 	}
 	close(fixture.block)
 
-	deadline = time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		it := waitProcessed(t, e, s.AccessToken, voice.ID)
 		if it.Transcription != nil { // the re-run after the edit has finished
