@@ -76,8 +76,9 @@ func (l *fileLimit) Read(p []byte) (int, error) {
 
 // Upload streams a multipart upload into blob storage and creates its item
 // (processing pending), emitting content:created. The file is checked by
-// sniffing its bytes (415 otherwise); a failed upload leaves no item and no
-// blob.
+// sniffing its bytes and, for audio, by probing the stored file for an
+// audio stream that decodes (415 otherwise); a failed upload leaves no item
+// and no blob.
 func (s *Service) Upload(ctx context.Context, p principal.Principal, spec UploadSpec, form *multipart.Reader) (store.Item, error) {
 	if s.media == nil {
 		return store.Item{}, errors.New("content: no media store configured")
@@ -169,6 +170,18 @@ func (s *Service) Upload(ctx context.Context, p principal.Principal, spec Upload
 	}
 	if err := checkTitle(it.Title); err != nil {
 		return fail(err)
+	}
+	if spec.Kind == media.Audio {
+		// The sniffed prefix says only what the file claims to be: "OggS" and
+		// noise, or a video-only webm, would be accepted and fail in the
+		// pipeline. The stored file must hold audio that decodes.
+		if err := s.media.ProbeAudio(ctx, key, contentType); err != nil {
+			if errors.Is(err, media.ErrUnsupported) {
+				s.logger.InfoContext(ctx, "upload refused: no decodable audio", "key", key, "err", err)
+				return fail(apierrors.UnsupportedMediaType("part %q holds no audio stream that can be decoded", spec.FilePart))
+			}
+			return fail(fmt.Errorf("probe uploaded audio: %w", err))
+		}
 	}
 	now := s.now()
 	it.CreatedAt, it.UpdatedAt = now, now

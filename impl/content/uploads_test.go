@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/binary"
 	"io"
+	"math/rand/v2"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -163,15 +165,21 @@ func TestFailedUploadsLeaveNothing(t *testing.T) {
 		status int
 		code   string
 	}{
-		"not audio":       {[]part{{name: "audio", filename: "a.mp3", data: strings.NewReader("<html>definitely not audio</html>")}}, 415, "unsupported_media_type"},
-		"no audio part":   {[]part{field("title", "x")}, 400, "validation_error"},
-		"bad folder id":   {[]part{{name: "audio", filename: "a.wav", data: bytes.NewReader(wav)}, field("folderId", "nope")}, 400, "validation_error"},
-		"foreign folder":  {[]part{{name: "audio", filename: "a.wav", data: bytes.NewReader(wav)}, field("folderId", "6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f")}, 400, "validation_error"},
-		"two audio parts": {[]part{{name: "audio", filename: "a.wav", data: bytes.NewReader(wav)}, {name: "audio", filename: "b.wav", data: bytes.NewReader(wav)}}, 400, "validation_error"},
-		"over 25 MiB":     {[]part{{name: "audio", filename: "big.wav", data: io.MultiReader(bytes.NewReader(wav), io.LimitReader(zeros{}, 26<<20))}}, 413, "payload_too_large"},
-		"title too long":  {[]part{{name: "audio", filename: "a.wav", data: bytes.NewReader(wav)}, field("title", strings.Repeat("t", 201))}, 400, "validation_error"},
-		"NUL in a title":  {[]part{{name: "audio", filename: "a.wav", data: bytes.NewReader(wav)}, field("title", "a\x00b")}, 400, "validation_error"},
-		"tags not UTF-8":  {[]part{{name: "audio", filename: "a.wav", data: bytes.NewReader(wav)}, field("tags", "ok,\xff\xfe")}, 400, "validation_error"},
+		"not audio": {[]part{{name: "audio", filename: "a.mp3", data: strings.NewReader("<html>definitely not audio</html>")}}, 415, "unsupported_media_type"},
+		// Files that start like audio but hold none that decodes: refused
+		// once stored, by probing them.
+		"OggS and noise":    {[]part{{name: "audio", filename: "a.ogg", data: io.MultiReader(strings.NewReader("OggS"), io.LimitReader(randomBytes(1), 64<<10))}}, 415, "unsupported_media_type"},
+		"video-only webm":   {[]part{{name: "audio", filename: "a.webm", data: bytes.NewReader(ffmpegOutput(t, "webm", "-f", "lavfi", "-i", "testsrc", "-t", "1", "-an"))}}, 415, "unsupported_media_type"},
+		"ftyp M4A and junk": {[]part{{name: "audio", filename: "a.m4a", data: io.MultiReader(strings.NewReader("\x00\x00\x00\x18ftypM4A \x00\x00\x00\x00"), io.LimitReader(randomBytes(2), 64<<10))}}, 415, "unsupported_media_type"},
+		"WAV header, junk":  {[]part{{name: "audio", filename: "a.wav", data: io.MultiReader(strings.NewReader("RIFF\xff\xff\xff\xffWAVEjunk"), bytes.NewReader(bytes.Repeat([]byte{0x5a}, 4000)))}}, 415, "unsupported_media_type"},
+		"no audio part":     {[]part{field("title", "x")}, 400, "validation_error"},
+		"bad folder id":     {[]part{{name: "audio", filename: "a.wav", data: bytes.NewReader(wav)}, field("folderId", "nope")}, 400, "validation_error"},
+		"foreign folder":    {[]part{{name: "audio", filename: "a.wav", data: bytes.NewReader(wav)}, field("folderId", "6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f")}, 400, "validation_error"},
+		"two audio parts":   {[]part{{name: "audio", filename: "a.wav", data: bytes.NewReader(wav)}, {name: "audio", filename: "b.wav", data: bytes.NewReader(wav)}}, 400, "validation_error"},
+		"over 25 MiB":       {[]part{{name: "audio", filename: "big.wav", data: io.MultiReader(bytes.NewReader(wav), io.LimitReader(zeros{}, 26<<20))}}, 413, "payload_too_large"},
+		"title too long":    {[]part{{name: "audio", filename: "a.wav", data: bytes.NewReader(wav)}, field("title", strings.Repeat("t", 201))}, 400, "validation_error"},
+		"NUL in a title":    {[]part{{name: "audio", filename: "a.wav", data: bytes.NewReader(wav)}, field("title", "a\x00b")}, 400, "validation_error"},
+		"tags not UTF-8":    {[]part{{name: "audio", filename: "a.wav", data: bytes.NewReader(wav)}, field("tags", "ok,\xff\xfe")}, 400, "validation_error"},
 	}
 	for name, c := range cases {
 		r := upload(t, e, s.AccessToken, "/api/content/voice-notes", c.parts...)
@@ -192,6 +200,23 @@ func TestFailedUploadsLeaveNothing(t *testing.T) {
 	}
 	// A JSON body is not a form.
 	testenv.ExpectError(t, e.Call("POST", "/api/content/voice-notes", `{"audio":"x"}`, auth...), 415, "unsupported_media_type")
+}
+
+// randomBytes is a reproducible stream of random bytes.
+func randomBytes(seed byte) io.Reader { return rand.NewChaCha8([32]byte{seed}) }
+
+// ffmpegOutput runs ffmpeg with args and returns the file it wrote.
+func ffmpegOutput(t *testing.T, ext string, args ...string) []byte {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "out."+ext)
+	if b, err := exec.Command("ffmpeg", append(append([]string{"-nostdin", "-loglevel", "error", "-y"}, args...), out)...).CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg: %v %s", err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 type zeros struct{}

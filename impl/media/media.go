@@ -102,6 +102,7 @@ func isAudioBrand(h []byte) bool {
 // Store is a blob bucket for media.
 type Store struct {
 	bucket *blob.Bucket
+	prober Prober // ffprobe from PATH
 }
 
 // Open opens the bucket at rawURL. An empty URL means a directory under

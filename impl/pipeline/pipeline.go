@@ -342,7 +342,7 @@ func (p *Pipeline) process(ctx context.Context, args processArgs) error {
 
 func (p *Pipeline) transcribe(ctx context.Context, it store.Item) (string, error) {
 	if p.engines.Transcriber == nil {
-		return "", errors.New("no transcriber configured")
+		return "", fmt.Errorf("%w: no transcriber configured", transcribe.ErrNoEngine)
 	}
 	r, err := p.media.Open(ctx, it.MediaKey)
 	if err != nil {
@@ -356,12 +356,11 @@ func (p *Pipeline) transcribe(ctx context.Context, it store.Item) (string, error
 	return strings.TrimSpace(res.Text), nil
 }
 
-// fail marks the item failed with the reason and emits content:processed.
+// fail marks the item failed with a reason for its owner (publicReason)
+// and emits content:processed. The cause itself, which may quote ffmpeg, a
+// remote engine or a path, goes to the log with the item id.
 func (p *Pipeline) fail(ctx context.Context, args processArgs, cause error) {
-	reason := cause.Error()
-	if len(reason) > 500 {
-		reason = reason[:500]
-	}
+	reason := publicReason(cause)
 	_, err := p.content.ApplyProcessing(context.WithoutCancel(ctx), args.UserID, args.ItemID, func(cur *store.Item) error {
 		cur.ProcessingStatus, cur.ProcessingError = content.StatusFailed, reason
 		return nil
@@ -369,7 +368,37 @@ func (p *Pipeline) fail(ctx context.Context, args processArgs, cause error) {
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		p.logger.ErrorContext(ctx, "mark item failed", "item_id", args.ItemID.String(), "err", err)
 	}
-	p.logger.WarnContext(ctx, "pipeline failed for item", "item_id", args.ItemID.String(), "reason", reason)
+	p.logger.WarnContext(ctx, "pipeline failed for item", "item_id", args.ItemID.String(), "reason", reason, "err", cause)
+}
+
+// publicReason is processingError for a failure: one stable sentence per
+// kind of failure, which clients may show as it is. It never carries the
+// error's text: ffmpeg's diagnostics, engine URLs and answers, paths and Go
+// error chains are for the server log only.
+func publicReason(err error) string {
+	var httpErr *transcribe.HTTPError
+	var apiErr *textai.APIError
+	switch {
+	case errors.Is(err, transcribe.ErrTooLong):
+		return "the recording is too long to transcribe"
+	case errors.Is(err, transcribe.ErrInvalidAudio):
+		return "the audio could not be decoded"
+	case errors.Is(err, transcribe.ErrNoEngine):
+		return "no speech engine available: transcription is not set up on this server"
+	case errors.Is(err, transcribe.ErrUnavailable):
+		return "the transcription engine could not be reached"
+	case errors.As(err, &httpErr):
+		return fmt.Sprintf("the transcription engine refused the audio (HTTP %d)", httpErr.StatusCode)
+	case errors.Is(err, textai.ErrUnavailable):
+		return "the AI engine could not be reached"
+	case errors.As(err, &apiErr):
+		return fmt.Sprintf("the AI engine refused the request (HTTP %d)", apiErr.StatusCode)
+	case errors.Is(err, textai.ErrBadResponse):
+		return "the AI engine gave an answer that could not be used"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "processing took too long"
+	}
+	return "processing failed because of an internal error"
 }
 
 func firstWords(s string, n int) string {

@@ -163,17 +163,61 @@ func TestVoiceNotesAreTranscribed(t *testing.T) {
 	}
 }
 
-func TestCorruptAudioFailsWithAReasonAndAnEvent(t *testing.T) {
+// TestUndecodableAudioFailsWithAPlainReason has the local engine meet a
+// stored file that does not decode. Uploads are probed for decodable audio,
+// so such a file only reaches the pipeline by changing under it: the test
+// uploads good audio, stops the server while a (remote) engine holds the
+// job, corrupts the stored file and restarts with the local engine. The
+// item fails with a sentence for users; ffmpeg's diagnostics stay in the log.
+func TestUndecodableAudioFailsWithAPlainReason(t *testing.T) {
 	t.Parallel()
-	e := testenv.New(t, fastRetries)
-	s := e.NewUser("corrupt@example.com")
-	// A WAV header (so the upload's sniffing accepts it) followed by garbage.
-	corrupt := append([]byte("RIFF\xff\xff\xff\xffWAVEjunk"), bytes.Repeat([]byte{0x5a}, 4000)...)
-	created := uploadVoice(t, e, s.AccessToken, corrupt, "broken")
-	it := waitProcessed(t, e, s.AccessToken, created.ID)
-	if it.ProcessingStatus != "failed" || it.ProcessingError == nil || *it.ProcessingError == "" {
-		t.Fatalf("corrupt audio: %+v", it)
+	fixture := &whisperFixture{block: make(chan struct{})}
+	engine := httptest.NewServer(fixture)
+	t.Cleanup(engine.Close)
+	dataDir := t.TempDir()
+	first := testenv.New(t, func(c *server.Config) {
+		c.DataDir = dataDir
+		fastRetries(c)
+		c.Pipeline.TranscribeURL = engine.URL
+	})
+	s := first.NewUser("corrupt@example.com")
+	created := uploadVoice(t, first, s.AccessToken, speech(t, "hello", "wav"), "broken")
+	fixture.awaitCall(t)
+	first.Srv.Close()
+	if err := first.App.Close(); err != nil {
+		t.Fatal(err)
 	}
+	close(fixture.block)
+
+	// A WAV header followed by garbage, in place of the stored file.
+	var blobs []string
+	_ = filepath.Walk(filepath.Join(dataDir, "blobs"), func(p string, info os.FileInfo, _ error) error {
+		if info != nil && !info.IsDir() && !strings.HasSuffix(p, ".attrs") {
+			blobs = append(blobs, p)
+		}
+		return nil
+	})
+	if len(blobs) != 1 {
+		t.Fatalf("stored files %v, want the one upload", blobs)
+	}
+	corrupt := append([]byte("RIFF\xff\xff\xff\xffWAVEjunk"), bytes.Repeat([]byte{0x5a}, 4000)...)
+	if err := os.WriteFile(blobs[0], corrupt, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	second := testenv.New(t, func(c *server.Config) { c.DataDir = dataDir; fastRetries(c) })
+	tokens := second.SignIn("corrupt@example.com", "correct horse")
+	it := waitProcessed(t, second, tokens.AccessToken, created.ID)
+	if it.ProcessingStatus != "failed" || it.ProcessingError == nil || *it.ProcessingError != "the audio could not be decoded" {
+		t.Fatalf("corrupt audio: status %s, processingError %v", it.ProcessingStatus, deref(it.ProcessingError))
+	}
+}
+
+func deref(s *string) any {
+	if s == nil {
+		return nil
+	}
+	return *s
 }
 
 // whisperFixture is a stand-in for a third-party OpenAI-compatible
@@ -233,6 +277,10 @@ func TestUnreachableEngineIsRetriedThenFails(t *testing.T) {
 	it := waitProcessed(t, e, s.AccessToken, created.ID)
 	if it.ProcessingStatus != "failed" || fixture.calls.Load() != 3 {
 		t.Fatalf("status %s after %d calls, want failed after 3 attempts", it.ProcessingStatus, fixture.calls.Load())
+	}
+	// The reason is a sentence for users, not the engine's answer.
+	if it.ProcessingError == nil || *it.ProcessingError != "the transcription engine could not be reached" {
+		t.Fatalf("processingError %v", deref(it.ProcessingError))
 	}
 
 	// An engine that recovers between attempts succeeds.

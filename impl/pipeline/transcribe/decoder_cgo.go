@@ -56,7 +56,6 @@ static const char *strata_ps_decode(ps_decoder_t *ps, const int16 *pcm, size_t n
 import "C"
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"unsafe"
@@ -75,7 +74,7 @@ func newDecoder(m modelFiles) (*decoder, error) {
 	defer C.free(unsafe.Pointer(dict))
 	ps := C.strata_ps_new(hmm, lm, dict)
 	if ps == nil {
-		return nil, errors.New("transcribe: PocketSphinx could not load its model (files present but unreadable or damaged?)")
+		return nil, fmt.Errorf("transcribe: %w: PocketSphinx could not load its model (files present but unreadable or damaged?)", ErrNoEngine)
 	}
 	return &decoder{ps: ps}, nil
 }

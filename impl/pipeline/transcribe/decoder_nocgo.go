@@ -2,14 +2,17 @@
 
 package transcribe
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // decoder stands in for the cgo PocketSphinx decoder in builds without cgo,
 // so that the package, and the remote engine, still build.
 type decoder struct{}
 
 func newDecoder(modelFiles) (*decoder, error) {
-	return nil, errors.New("transcribe: the local PocketSphinx engine needs cgo (CGO_ENABLED=1); set a transcription URL to use a remote engine instead")
+	return nil, fmt.Errorf("transcribe: %w: the local PocketSphinx engine needs cgo (CGO_ENABLED=1); set a transcription URL to use a remote engine instead", ErrNoEngine)
 }
 
 func (*decoder) decode([]byte) (string, error) { return "", errors.New("transcribe: no decoder") }

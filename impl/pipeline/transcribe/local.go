@@ -37,7 +37,7 @@ func findModel(dir string) (modelFiles, error) {
 	}
 	for _, p := range []string{filepath.Join(m.hmm, "mdef"), filepath.Join(m.hmm, "means"), m.lm, m.dict} {
 		if _, err := os.Stat(p); err != nil {
-			return modelFiles{}, fmt.Errorf("transcribe: PocketSphinx model file missing (install the Debian package pocketsphinx-en-us, `make deps`, or set ModelDir): %w", err)
+			return modelFiles{}, fmt.Errorf("transcribe: %w: PocketSphinx model file missing (install the Debian package pocketsphinx-en-us, `make deps`, or set ModelDir): %w", ErrNoEngine, err)
 		}
 	}
 	return m, nil
@@ -64,7 +64,7 @@ func newLocal(cfg Config) (*local, error) {
 	}
 	ffmpeg, err := exec.LookPath(ffmpeg)
 	if err != nil {
-		return nil, fmt.Errorf("transcribe: ffmpeg not found (install the Debian package ffmpeg, `make deps`): %w", err)
+		return nil, fmt.Errorf("transcribe: %w: ffmpeg not found (install the Debian package ffmpeg, `make deps`): %w", ErrNoEngine, err)
 	}
 	dir := cfg.ModelDir
 	if dir == "" {

@@ -80,7 +80,7 @@ var _ Transcriber = (*remote)(nil)
 func newRemote(cfg Config) (*remote, error) {
 	u, err := url.Parse(strings.TrimRight(cfg.URL, "/"))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("transcribe: transcription URL must be http(s)://host[:port][/path], got %q", redact(cfg.URL))
+		return nil, fmt.Errorf("transcribe: %w: transcription URL must be http(s)://host[:port][/path], got %q", ErrNoEngine, redact(cfg.URL))
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/v1") + "/v1/audio/transcriptions"
 	u.RawPath = ""

@@ -21,8 +21,9 @@
 //
 // Errors tell the pipeline what to do next: [ErrInvalidAudio] (and
 // [ErrTooLong], which wraps it) is permanent, so the job fails at once;
-// [ErrUnavailable] is transient, so the job is retried; anything else is a
-// fault of this machine or of the configuration.
+// [ErrUnavailable] is transient, so the job is retried; [ErrNoEngine] says
+// that no engine could be set up; anything else is a fault of this machine
+// or of the configuration. Messages are for logs: they may quote ffmpeg.
 package transcribe
 
 import (
@@ -50,6 +51,11 @@ var (
 	// unreachable, timed out at the network level, or answered 408, 429 or
 	// 5xx. The pipeline retries these.
 	ErrUnavailable = errors.New("transcription engine unavailable")
+
+	// ErrNoEngine marks an engine that cannot be set up on this machine: the
+	// local one without ffmpeg, its model or cgo, or a malformed
+	// transcription URL. Retrying does not help until an operator acts.
+	ErrNoEngine = errors.New("no speech engine available")
 
 	// ErrClosed is returned by Transcribe after Close.
 	ErrClosed = errors.New("transcriber closed")
