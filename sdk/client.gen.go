@@ -1675,12 +1675,14 @@ type ClientInterface interface {
 	// Stores the audio, creates the item and answers `202` with the single-item
 	// shape (`mediaKind: audio`, `processingStatus: pending`, `mediaUrl` set);
 	// emits `content:created`. Accepted audio (recognised by content sniffing,
-	// the part's declared type is not trusted): wav, mp3, ogg/opus, webm, m4a;
-	// anything else is `415 unsupported_media_type`. At most 25 MiB
-	// (`413 payload_too_large`). The pipeline then transcribes, summarises,
-	// tags and embeds it: `transcription` and `body` hold the transcript, the
-	// title becomes the first words if none was given, `summary` equals
-	// `aiSummary` (`content:processed`).
+	// the part's declared type is not trusted): wav, mp3, ogg/opus, webm, m4a,
+	// holding an audio stream that decodes (checked at upload); anything else
+	// is `415 unsupported_media_type`. At most 25 MiB (`413 payload_too_large`).
+	// The pipeline then transcribes, summarises, tags and embeds it:
+	// `transcription` and `body` hold the transcript (unless the user wrote a
+	// body meanwhile), the title becomes the first words if none was given,
+	// `summary` equals `aiSummary` (`content:processed`). A failure leaves
+	// `processingStatus: failed` with a plain reason in `processingError`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2468,12 +2470,14 @@ func (c *RawClient) SearchContent(ctx context.Context, params *SearchContentPara
 // Stores the audio, creates the item and answers `202` with the single-item
 // shape (`mediaKind: audio`, `processingStatus: pending`, `mediaUrl` set);
 // emits `content:created`. Accepted audio (recognised by content sniffing,
-// the part's declared type is not trusted): wav, mp3, ogg/opus, webm, m4a;
-// anything else is `415 unsupported_media_type`. At most 25 MiB
-// (`413 payload_too_large`). The pipeline then transcribes, summarises,
-// tags and embeds it: `transcription` and `body` hold the transcript, the
-// title becomes the first words if none was given, `summary` equals
-// `aiSummary` (`content:processed`).
+// the part's declared type is not trusted): wav, mp3, ogg/opus, webm, m4a,
+// holding an audio stream that decodes (checked at upload); anything else
+// is `415 unsupported_media_type`. At most 25 MiB (`413 payload_too_large`).
+// The pipeline then transcribes, summarises, tags and embeds it:
+// `transcription` and `body` hold the transcript (unless the user wrote a
+// body meanwhile), the title becomes the first words if none was given,
+// `summary` equals `aiSummary` (`content:processed`). A failure leaves
+// `processingStatus: failed` with a plain reason in `processingError`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4885,12 +4889,14 @@ type ClientWithResponsesInterface interface {
 	// Stores the audio, creates the item and answers `202` with the single-item
 	// shape (`mediaKind: audio`, `processingStatus: pending`, `mediaUrl` set);
 	// emits `content:created`. Accepted audio (recognised by content sniffing,
-	// the part's declared type is not trusted): wav, mp3, ogg/opus, webm, m4a;
-	// anything else is `415 unsupported_media_type`. At most 25 MiB
-	// (`413 payload_too_large`). The pipeline then transcribes, summarises,
-	// tags and embeds it: `transcription` and `body` hold the transcript, the
-	// title becomes the first words if none was given, `summary` equals
-	// `aiSummary` (`content:processed`).
+	// the part's declared type is not trusted): wav, mp3, ogg/opus, webm, m4a,
+	// holding an audio stream that decodes (checked at upload); anything else
+	// is `415 unsupported_media_type`. At most 25 MiB (`413 payload_too_large`).
+	// The pipeline then transcribes, summarises, tags and embeds it:
+	// `transcription` and `body` hold the transcript (unless the user wrote a
+	// body meanwhile), the title becomes the first words if none was given,
+	// `summary` equals `aiSummary` (`content:processed`). A failure leaves
+	// `processingStatus: failed` with a plain reason in `processingError`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8569,12 +8575,14 @@ func (c *ClientWithResponses) SearchContentWithResponse(ctx context.Context, par
 // Stores the audio, creates the item and answers `202` with the single-item
 // shape (`mediaKind: audio`, `processingStatus: pending`, `mediaUrl` set);
 // emits `content:created`. Accepted audio (recognised by content sniffing,
-// the part's declared type is not trusted): wav, mp3, ogg/opus, webm, m4a;
-// anything else is `415 unsupported_media_type`. At most 25 MiB
-// (`413 payload_too_large`). The pipeline then transcribes, summarises,
-// tags and embeds it: `transcription` and `body` hold the transcript, the
-// title becomes the first words if none was given, `summary` equals
-// `aiSummary` (`content:processed`).
+// the part's declared type is not trusted): wav, mp3, ogg/opus, webm, m4a,
+// holding an audio stream that decodes (checked at upload); anything else
+// is `415 unsupported_media_type`. At most 25 MiB (`413 payload_too_large`).
+// The pipeline then transcribes, summarises, tags and embeds it:
+// `transcription` and `body` hold the transcript (unless the user wrote a
+// body meanwhile), the title becomes the first words if none was given,
+// `summary` equals `aiSummary` (`content:processed`). A failure leaves
+// `processingStatus: failed` with a plain reason in `processingError`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
