@@ -146,8 +146,8 @@ func ranks(vec []float32) bool {
 	return false
 }
 
-// forUser returns the user's vectors, loading them and embedding the
-// missing ones on first use.
+// forUser returns the user's vectors, loading them on first use, and starts
+// a backfill of the items without a vector when one is due.
 func (v *Vectors) forUser(ctx context.Context, userID uuid.UUID) (*userVectors, error) {
 	// A user's vectors are loaded once: the first caller puts the entry in
 	// the cache and holds its lock while loading, so that concurrent
