@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/stratahq/strata/impl/spoolfile"
 	"github.com/stratahq/strata/impl/tailbuf"
 )
 
@@ -82,9 +82,9 @@ func (pr Prober) ProbeAudio(ctx context.Context, r io.Reader, contentType string
 
 	input, stdin := "pipe:0", r
 	if demuxer == "mov" {
-		f, err := spool(ctx, r)
+		f, err := spoolfile.Copy(ctx, r, spoolLimit, "strata-probe-*")
 		if err != nil {
-			return err
+			return fmt.Errorf("media: spool audio: %w", err)
 		}
 		defer f.Close()
 		// ffprobe's pipe protocol never seeks; its file protocol on
@@ -127,40 +127,6 @@ var errProbeTimeout = errors.New("ffprobe timed out")
 
 // spoolLimit bounds the temporary copy: far beyond any upload (25 MiB).
 const spoolLimit = 64 << 20
-
-// spool copies r into an unlinked temporary file positioned at its start.
-func spool(ctx context.Context, r io.Reader) (*os.File, error) {
-	f, err := os.CreateTemp("", "strata-probe-*")
-	if err != nil {
-		return nil, fmt.Errorf("media: spool audio: %w", err)
-	}
-	_ = os.Remove(f.Name()) // nothing is left behind whatever happens next
-	n, err := io.Copy(f, &ctxReader{ctx: ctx, r: io.LimitReader(r, spoolLimit+1)})
-	if err == nil && n > spoolLimit {
-		err = fmt.Errorf("larger than %d MiB", spoolLimit>>20)
-	}
-	if err == nil {
-		_, err = f.Seek(0, io.SeekStart)
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("media: spool audio: %w", err)
-	}
-	return f, nil
-}
-
-// ctxReader stops reading once ctx is done.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c *ctxReader) Read(p []byte) (int, error) {
-	if err := context.Cause(c.ctx); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
-}
 
 // lastLine is the last non-empty line of ffprobe's diagnostics, for logs.
 func lastLine(b []byte) string {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stratahq/strata/impl/spoolfile"
 	"github.com/stratahq/strata/impl/tailbuf"
 )
 
@@ -71,9 +72,12 @@ func (n Normalizer) Normalize(ctx context.Context, in io.Reader, w io.Writer) (t
 	var spooled *os.File
 	input := "pipe:0"
 	if isMP4(head) {
-		f, err := spool(ctx, br, spoolLimit(maxDur))
+		f, err := spoolfile.Copy(ctx, br, spoolLimit(maxDur), "strata-audio-*")
+		if errors.Is(err, spoolfile.ErrTooLarge) {
+			return 0, fmt.Errorf("%w: the upload exceeds %d MiB", ErrTooLong, spoolLimit(maxDur)>>20)
+		}
 		if err != nil {
-			return 0, err
+			return 0, fmt.Errorf("transcribe: spool audio: %w", err)
 		}
 		defer f.Close()
 		// ffmpeg's pipe protocol never seeks; the file protocol on
@@ -163,44 +167,6 @@ func isMP4(head []byte) bool {
 // lossless codec needs for that duration), and at least 64 MiB.
 func spoolLimit(maxDur time.Duration) int64 {
 	return max(64<<20, int64(maxDur.Seconds()*48000*2*2))
-}
-
-// spool copies r into an unlinked temporary file positioned at its start.
-func spool(ctx context.Context, r io.Reader, limit int64) (*os.File, error) {
-	f, err := os.CreateTemp("", "strata-audio-*")
-	if err != nil {
-		return nil, fmt.Errorf("transcribe: spool audio: %w", err)
-	}
-	// Unlinked at once: nothing is left behind whatever happens next.
-	_ = os.Remove(f.Name())
-	n, err := io.Copy(f, &ctxReader{ctx: ctx, r: io.LimitReader(r, limit+1)})
-	if err == nil && n > limit {
-		err = fmt.Errorf("%w: the upload exceeds %d MiB", ErrTooLong, limit>>20)
-	}
-	if err == nil {
-		_, err = f.Seek(0, io.SeekStart)
-	}
-	if err != nil {
-		f.Close()
-		if errors.Is(err, ErrTooLong) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("transcribe: spool audio: %w", err)
-	}
-	return f, nil
-}
-
-// ctxReader stops reading once ctx is done.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c *ctxReader) Read(p []byte) (int, error) {
-	if err := context.Cause(c.ctx); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 // recordingReader remembers a read error other than io.EOF, so that a failing
