@@ -2,12 +2,10 @@ package content
 
 import (
 	"context"
-	"strings"
 
 	"github.com/google/uuid"
 
 	"github.com/stratahq/strata/gen/api"
-	"github.com/stratahq/strata/impl/apierrors"
 	"github.com/stratahq/strata/impl/principal"
 	"github.com/stratahq/strata/impl/realtime"
 	"github.com/stratahq/strata/impl/store"
@@ -39,12 +37,7 @@ func (h *Handlers) ListContent(ctx context.Context, req api.ListContentRequestOb
 		in.Type = string(*req.Params.Type)
 	}
 	if req.Params.Q != nil {
-		// Text with NUL is refused everywhere (docs/decisions.md); here it
-		// would also reach the LIKE and full-text patterns.
-		if strings.ContainsRune(*req.Params.Q, 0) {
-			return nil, apierrors.Validation("invalid query parameter \"q\": text must not contain NUL characters")
-		}
-		in.Q = *req.Params.Q
+		in.Q = *req.Params.Q // a NUL in it was refused by the validator (httpx.Validate)
 	}
 	items, total, err := h.svc.List(ctx, p, in)
 	if err != nil {
